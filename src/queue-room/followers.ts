@@ -26,6 +26,8 @@ type Watcher = { ticket_id: string; watcher: string; generation: number };
 export class TicketFollowers {
   /** Pushes leave in the order of the changes that made them (labels may need a D1 read). */
   private pushing: Promise<void> = Promise.resolve();
+  /** Whether ticket_watchers has rows, once read (undefined: read it); this class is its only writer. */
+  private anyWatcher: boolean | undefined;
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -125,6 +127,7 @@ export class TicketFollowers {
       ticketId,
       watcher,
     );
+    this.anyWatcher = true;
     this.sql.exec("INSERT OR REPLACE INTO ticket_pushes (ticket_id, text) VALUES (?, ?)", ticketId, fingerprint(this.view(ticketId, at)!));
     return data;
   }
@@ -133,8 +136,11 @@ export class TicketFollowers {
    * After every committed change: each followed ticket whose view moved (position, wait,
    * status, counter) is pushed once to each of its watchers. Nothing when no one follows.
    */
-  changed(at: number, self: string | null): void {
+  changed(at: number, self: () => string | null): void {
+    // Known to be none (issue 43: every change read the table, and few queues have a follower).
+    if (this.anyWatcher === false) return;
     const watchers = this.sql.exec<Watcher>("SELECT ticket_id, watcher, generation FROM ticket_watchers").toArray();
+    this.anyWatcher = watchers.length > 0;
     if (watchers.length === 0) return;
     const byTicket = new Map<string, Watcher[]>();
     for (const w of watchers) byTicket.set(w.ticket_id, [...(byTicket.get(w.ticket_id) ?? []), w]);
@@ -148,8 +154,9 @@ export class TicketFollowers {
       pushes.push({ view, ticketId, to });
     }
     if (pushes.length === 0) return;
+    const here = self();
     this.pushing = this.pushing
-      .then(() => this.push(pushes, self))
+      .then(() => this.push(pushes, here))
       .catch((err) => {
         console.warn(`queue room: ticket push failed: ${err instanceof Error ? err.message : String(err)}`);
       });
@@ -181,6 +188,7 @@ export class TicketFollowers {
             w.watcher,
             w.generation,
           );
+          this.anyWatcher = undefined;
         }
       }
       if (final) this.sql.exec("DELETE FROM ticket_pushes WHERE ticket_id = ?", ticketId);

@@ -623,6 +623,7 @@ export class QueueRoom extends DurableObject<Env> {
    */
   private change<T>(at: number, fn: () => T, { announce = true }: { announce?: boolean } = {}): RoomResult<T> {
     try {
+      const emittedBefore = this.store.emitted;
       const value = this.transaction(() => {
         const out = fn();
         const cfg = configuredOf(this.store.room());
@@ -632,7 +633,7 @@ export class QueueRoom extends DurableObject<Env> {
         }
         return out;
       });
-      this.armAlarm();
+      this.armAlarm(0, this.store.emitted > emittedBefore);
       this.sockets.changed(at);
       return { ok: true, value };
     } catch (err) {
@@ -648,8 +649,9 @@ export class QueueRoom extends DurableObject<Env> {
    * ticket is due for the archive step (ARCHIVE_RETRY_MS from now when a due one stayed
    * behind). The alarm's wall-clock time is delivery scheduling only; business time is `at`.
    */
-  private armAlarm(retryInMs = 0): void {
-    if (this.store.outboxSize() > 0) {
+  private armAlarm(retryInMs = 0, emitted = false): void {
+    // A change that wrote events left the outbox non-empty: no need to count it (issue 43).
+    if (emitted || this.store.outboxSize() > 0) {
       const due = Date.now() + DRAIN_DELAY_MS;
       if (this.alarmAt === null || this.alarmAt > due) void this.setAlarm(due);
       return;

@@ -144,6 +144,9 @@ export class RoomSockets {
   private lastText: string | null = null;
   private lastBoardText: string | undefined;
 
+  /** Whether widget_watchers has rows, once read (undefined: read it); this class is its only writer. */
+  private anyWidgetWatcher: boolean | undefined;
+
   constructor(
     private readonly ctx: DurableObjectState,
     /** The catalog's facts of a queue (ports.ts): the room itself only knows its own queue. */
@@ -361,6 +364,7 @@ export class RoomSockets {
       "INSERT INTO widget_watchers (queue_id, generation) VALUES (?, 1) ON CONFLICT (queue_id) DO UPDATE SET generation = generation + 1",
       watcherQueueId,
     );
+    this.anyWidgetWatcher = true;
     return this.status(now());
   }
 
@@ -383,9 +387,14 @@ export class RoomSockets {
    * listens.
    */
   changed(at: number): void {
-    this.followers().changed(at, this.room().queue_id);
+    this.followers().changed(at, () => this.room().queue_id);
     const sockets = this.ctx.getWebSockets();
-    const watchers = this.sql.exec<{ queue_id: string; generation: number }>("SELECT queue_id, generation FROM widget_watchers").toArray();
+    // Known to be none (issue 43: every change read the table; few queues are relayed).
+    const watchers =
+      this.anyWidgetWatcher === false
+        ? []
+        : this.sql.exec<{ queue_id: string; generation: number }>("SELECT queue_id, generation FROM widget_watchers").toArray();
+    this.anyWidgetWatcher = watchers.length > 0;
     if (sockets.length === 0 && watchers.length === 0) return;
     const room = this.room();
     if (room.queue_id === null) return;
@@ -417,7 +426,10 @@ export class RoomSockets {
       this.ctx.waitUntil(
         delivery
           .then((n) => {
-            if (n === 0) this.sql.exec("DELETE FROM widget_watchers WHERE queue_id = ? AND generation = ?", watcher, generation);
+            if (n === 0) {
+              this.sql.exec("DELETE FROM widget_watchers WHERE queue_id = ? AND generation = ?", watcher, generation);
+              this.anyWidgetWatcher = undefined;
+            }
           })
           .catch(() => undefined),
       );

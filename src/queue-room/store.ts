@@ -29,7 +29,7 @@ export class RoomStore {
    * taken inside it may hold what was undone) and after a write made elsewhere (learnConfig, a
    * new copy of the rules). Each read answers a new object: a row handed out never changes.
    */
-  private kept: { room?: ConfigRow; blend?: BlendCopy; appointmentWaiting?: boolean } = {};
+  private kept: { room?: ConfigRow; blend?: BlendCopy; appointmentWaiting?: boolean; calls?: readonly CallRecord[] } = {};
 
   room(): ConfigRow {
     return (this.kept.room ??= readRoom(this.sql));
@@ -351,20 +351,26 @@ export class RoomStore {
   recordCall(at: number, operatorId: string, keep: number): void {
     this.sql.exec("INSERT INTO calls (at, operator_id) VALUES (?, ?)", at, operatorId);
     this.sql.exec("DELETE FROM calls WHERE seq <= (SELECT MAX(seq) FROM calls) - ?", keep);
+    delete this.kept.calls;
   }
 
-  calls(): CallRecord[] {
-    return this.sql
+  /** The recent calls (the wait estimate's pace), kept between reads: written only by recordCall. Not to be changed by the caller. */
+  calls(): readonly CallRecord[] {
+    return (this.kept.calls ??= this.sql
       .exec<{ at: number; operator_id: string }>("SELECT at, operator_id FROM calls")
       .toArray()
-      .map((c) => ({ at: c.at, operatorId: c.operator_id }));
+      .map((c) => ({ at: c.at, operatorId: c.operator_id })));
   }
 
   /** A domain event, written in the same transaction as the change it describes. */
   emit(cfg: Configured, type: EventType, ticket: TicketRow | null, at: number, data: Record<string, unknown>): void {
     const message = eventMessage(type, cfg, ticket, at, data);
     this.sql.exec("INSERT INTO outbox (ticket_id, message) VALUES (?, ?)", ticket?.id ?? null, JSON.stringify(message));
+    this.emitted += 1;
   }
+
+  /** Events written since this store began (a change that moved it left the outbox non-empty, or rolled back). */
+  emitted = 0;
 
   outboxSize(): number {
     return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n;

@@ -33,6 +33,9 @@ const ROOM_ROW = "SELECT * FROM room WHERE id = 1";
 const RULES_ROW = /FROM room_rules$/;
 const BLOCKS = /FROM room_blocks/;
 const APPOINTMENT_WAITING = "SELECT 1 FROM tickets WHERE status = 'waiting' AND kind = 'appointment' LIMIT 1";
+const WATCHERS = /FROM (ticket|widget)_watchers/;
+const OUTBOX_COUNT = "SELECT COUNT(*) AS n FROM outbox";
+const CALLS = "SELECT at, operator_id FROM calls";
 const FRONT_WALK = /^SELECT id, source, present_at, transferring_to FROM tickets WHERE status = 'waiting'/;
 
 describe("the room's statements", () => {
@@ -50,6 +53,9 @@ describe("the room's statements", () => {
     expect(ran.filter((q) => RULES_ROW.test(q) || BLOCKS.test(q))).toEqual([]);
     expect(ran.filter((q) => q === APPOINTMENT_WAITING)).toEqual([]);
     expect(ran.filter((q) => FRONT_WALK.test(q))).toEqual([]);
+    // Nobody follows a ticket or relays the queue, the join's event is the outbox's news, and
+    // no call was made since the last read of the pace.
+    expect(ran.filter((q) => WATCHERS.test(q) || q === OUTBOX_COUNT || q === CALLS)).toEqual([]);
   });
 
   it("a call-next reads the room row at most once; the line still moves in order", async () => {
@@ -65,6 +71,9 @@ describe("the room's statements", () => {
     expect(ran.filter((q) => BLOCKS.test(q))).toEqual([]);
     expect(ran.filter((q) => q === APPOINTMENT_WAITING)).toEqual([]);
     expect(ran.filter((q) => FRONT_WALK.test(q))).toEqual([]);
+    expect(ran.filter((q) => WATCHERS.test(q) || q === OUTBOX_COUNT)).toEqual([]);
+    // The call changed the pace: read once after it.
+    expect(ran.filter((q) => q === CALLS)).toHaveLength(1);
   });
 
   it("a new copy of the rules and a new setting are obeyed by the very next join: closed, then open, then full", async () => {
