@@ -1,6 +1,7 @@
-import { and, eq, gt, lt, notExists, sql } from "drizzle-orm";
+import { and, eq, gt, lt, notExists, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { nonEmpty } from "../db/client";
+import { batchWrites, preparedWrite, withValues } from "../db/prepared";
 import { notificationDeliveries, notifications, pushDevices, usageCounters, users, visitorPushSubscriptions } from "../db/schema";
 import { smsText } from "../domain/message-templates";
 import { isTwinOrganizationId, newId } from "../lib/ids";
@@ -212,6 +213,86 @@ export function takeSmsUnit({ db }: Deps, organizationId: string, period: string
     .returning({ used: usageCounters.used });
 }
 
+/** An in-app delivery's values, in the order of its JSON array (json_each in the two statements below). */
+const IN_APP_FIELDS = [
+  "key",
+  "notificationId",
+  "deliveryId",
+  "userId",
+  "eventId",
+  "organizationId",
+  "type",
+  "title",
+  "body",
+  "data",
+  "payload",
+] as const;
+
+function inAppAt(field: (typeof IN_APP_FIELDS)[number]): SQL {
+  return sql.raw(`json_extract(j.value, '$[${IN_APP_FIELDS.indexOf(field)}]')`);
+}
+
+/** The batch's in-app notifications, each only while its delivery key is unclaimed and its user exists. */
+const insertInAppNotifications = preparedWrite(["deliveries", "at"], (db, p) =>
+  db
+    .insert(notifications)
+    .select(
+      db
+        .select({
+          id: inAppAt("notificationId").as("id"),
+          userId: users.id,
+          organizationId: inAppAt("organizationId").as("organization_id"),
+          type: inAppAt("type").as("type"),
+          title: inAppAt("title").as("title"),
+          body: inAppAt("body").as("body"),
+          data: inAppAt("data").as("data"),
+          readAt: sql`NULL`.as("read_at"),
+          createdAt: sql`CAST(${p.at} AS INTEGER)`.as("created_at"),
+        })
+        .from(sql`json_each(${p.deliveries}) AS j`)
+        .innerJoin(users, eq(users.id, inAppAt("userId")))
+        .where(
+          notExists(
+            db
+              .select({ found: sql`1` })
+              .from(notificationDeliveries)
+              .where(eq(notificationDeliveries.key, inAppAt("key"))),
+          ),
+        ),
+    )
+    .prepare(),
+);
+
+/** Their delivery keys, claimed as sent (a key claimed before stays as it is). */
+const claimInAppDeliveries = preparedWrite(["deliveries", "at"], (db, p) =>
+  db
+    .insert(notificationDeliveries)
+    .select(
+      db
+        .select({
+          key: inAppAt("key").as("key"),
+          id: inAppAt("deliveryId").as("id"),
+          eventId: inAppAt("eventId").as("event_id"),
+          organizationId: inAppAt("organizationId").as("organization_id"),
+          type: inAppAt("type").as("type"),
+          channel: sql`'in_app'`.as("channel"),
+          recipient: inAppAt("userId").as("recipient"),
+          provider: sql`'in_app'`.as("provider"),
+          status: sql`'sent'`.as("status"),
+          attempts: sql`1`.as("attempts"),
+          payload: inAppAt("payload").as("payload"),
+          providerResponse: sql`NULL`.as("provider_response"),
+          createdAt: sql`CAST(${p.at} AS INTEGER)`.as("created_at"),
+          updatedAt: sql`CAST(${p.at} AS INTEGER)`.as("updated_at"),
+        })
+        .from(sql`json_each(${p.deliveries}) AS j`)
+        // WHERE: SQLite reads the ON CONFLICT below as the upsert's, not a join's.
+        .where(sql`true`),
+    )
+    .onConflictDoNothing({ target: notificationDeliveries.key })
+    .prepare(),
+);
+
 /**
  * Stores in-app notifications and sends the other channels, once per delivery key. D1 sees
  * four batches at most (the in-app and the other claims side by side, SMS allowance, outcomes),
@@ -221,62 +302,34 @@ export async function deliver(deps: Deps, deliveries: Delivery[], at: number): P
   const { db, env } = deps;
   const report: DeliveryReport = { inApp: 0, sent: 0, retrying: 0, failed: 0 };
   if (deliveries.length === 0) return report;
-  // Conditional INSERT … SELECT: an in-app notification is written only while its delivery key is
-  // unclaimed and its user still exists (the row is selected from the user's), then the key is
-  // claimed, in that order.
-  const inAppClaims = [];
+  // In-app notifications: a notification is written only while its delivery key is unclaimed and
+  // its user still exists, then the keys are claimed, in that order: two statements for the whole
+  // batch (issue 43), their rows as one JSON parameter, built once per isolate.
+  const inApp: (string | null)[][] = [];
+  const inAppKeys = new Set<string>();
   const claimIndex: { delivery: Delivery; key: string }[] = [];
   const sendClaims = [];
   for (const d of deliveries) {
     const key = deliveryKey(d);
     const payload = JSON.stringify({ target: d.target, title: d.title, body: d.body, data: d.data } satisfies StoredPayload);
     if (d.channel === "in_app" && d.target.kind === "user") {
-      inAppClaims.push(
-        db.insert(notifications).select(
-          db
-            .select({
-              id: sql`${newId("ntf")}`.as("id"),
-              userId: users.id,
-              organizationId: sql`${d.organizationId}`.as("organization_id"),
-              type: sql`${d.type}`.as("type"),
-              title: sql`${d.title}`.as("title"),
-              body: sql`${d.body}`.as("body"),
-              data: sql`${JSON.stringify(d.data)}`.as("data"),
-              readAt: sql`NULL`.as("read_at"),
-              createdAt: sql`${at}`.as("created_at"),
-            })
-            .from(users)
-            .where(
-              and(
-                eq(users.id, d.target.userId),
-                notExists(
-                  db
-                    .select({ found: sql`1` })
-                    .from(notificationDeliveries)
-                    .where(eq(notificationDeliveries.key, key)),
-                ),
-              ),
-            ),
-        ),
-        db
-          .insert(notificationDeliveries)
-          .values({
-            key,
-            id: newId("dlv"),
-            eventId: d.eventId,
-            organizationId: d.organizationId,
-            type: d.type,
-            channel: "in_app",
-            recipient: recipientOf(d.target),
-            provider: "in_app",
-            status: "sent",
-            attempts: 1,
-            payload,
-            createdAt: at,
-            updatedAt: at,
-          })
-          .onConflictDoNothing({ target: notificationDeliveries.key }),
-      );
+      // The same delivery twice in one batch is written once, as one after the other would be.
+      if (inAppKeys.has(key)) continue;
+      inAppKeys.add(key);
+      const values: Record<(typeof IN_APP_FIELDS)[number], string | null> = {
+        key,
+        notificationId: newId("ntf"),
+        deliveryId: newId("dlv"),
+        userId: d.target.userId,
+        eventId: d.eventId,
+        organizationId: d.organizationId,
+        type: d.type,
+        title: d.title,
+        body: d.body,
+        data: JSON.stringify(d.data),
+        payload,
+      };
+      inApp.push(IN_APP_FIELDS.map((field) => values[field]));
       continue;
     }
     claimIndex.push({ delivery: d, key });
@@ -307,12 +360,18 @@ export async function deliver(deps: Deps, deliveries: Delivery[], at: number): P
     );
   }
   const sendBatch = nonEmpty(sendClaims);
-  const inAppBatch = nonEmpty(inAppClaims);
-  const [inAppWritten, claimed] = await Promise.all([inAppBatch ? db.batch(inAppBatch) : [], sendBatch ? db.batch(sendBatch) : []]);
-  // A new in-app notification is one changed row of its INSERT.
-  inAppWritten.forEach((result, i) => {
-    if (i % 2 === 0 && result.meta.changes > 0) report.inApp += 1;
-  });
+  const inAppRows = JSON.stringify(inApp);
+  const [inAppWritten, claimed] = await Promise.all([
+    inApp.length > 0
+      ? batchWrites(env.DB, [
+          withValues(insertInAppNotifications, { deliveries: inAppRows, at }),
+          withValues(claimInAppDeliveries, { deliveries: inAppRows, at }),
+        ])
+      : [],
+    sendBatch ? db.batch(sendBatch) : [],
+  ]);
+  // A new in-app notification is one changed row of the first statement.
+  report.inApp += inAppWritten[0]?.meta.changes ?? 0;
   const mine = claimIndex.filter((_c, i) => (claimed[i]?.length ?? 0) > 0);
   if (mine.length === 0) return report;
   // Visitors' SMS (and WhatsApp messages) first pass the organization's caps (./sms-guard.ts); the business's own do not.
