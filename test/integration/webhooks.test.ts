@@ -401,6 +401,8 @@ describe("deliveries", () => {
     const result = await deliver(takeQueued()[0]!);
     expect(result.retryMessages).toHaveLength(1);
     expect(received).toHaveLength(0);
-    expect(net.pageCalls()).toEqual([]);
+    // This test's receiver only: an earlier test's delivery still in the queue may reach its own
+    // receiver meanwhile (seen once in a full run).
+    expect(net.pageCalls().filter((url) => url.startsWith(HOOK_URL))).toEqual([]);
   });
 });
