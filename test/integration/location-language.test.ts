@@ -29,6 +29,14 @@ async function branch(): Promise<QueueFixture & { widget: string }> {
 const patchLocation = (f: QueueFixture, body: Record<string, unknown>) =>
   call("PATCH", `/v1/locations/${f.locationId}`, { token: f.owner.token, body });
 
+/** The organization's default is French and it offers `languages`; the location's default is `locationDefault`. */
+async function frenchOffering(f: QueueFixture, languages: string[], locationDefault: string): Promise<void> {
+  expectOk(
+    await call("PATCH", `/v1/organizations/${f.organizationId}`, { token: f.owner.token, body: { languages, defaultLanguage: "fr" } }),
+  );
+  expectOk(await patchLocation(f, { defaultLanguage: locationDefault }));
+}
+
 const widgetJoin = (f: { queueId: string; widget: string }, body: Record<string, unknown>) =>
   call("POST", `/v1/widget/queue/${f.queueId}/join`, {
     apiKey: f.widget,
@@ -117,13 +125,7 @@ describe("a location's default language", () => {
     captured = capture();
     const f = await branch();
     const token = f.owner.token;
-    expectOk(
-      await call("PATCH", `/v1/organizations/${f.organizationId}`, {
-        token,
-        body: { languages: ["fr", "ar", "pt"], defaultLanguage: "fr" },
-      }),
-    );
-    expectOk(await patchLocation(f, { defaultLanguage: "ar" }));
+    await frenchOffering(f, ["fr", "ar", "pt"], "ar");
     // Spanish is not offered: the location's Arabic, not the organization's French.
     expectOk(await widgetJoin(f, { language: "es" }), 201);
 
@@ -142,13 +144,7 @@ describe("a location's default language", () => {
     captured = capture();
     const f = await branch();
     const token = f.owner.token;
-    expectOk(
-      await call("PATCH", `/v1/organizations/${f.organizationId}`, {
-        token,
-        body: { languages: ["fr", "es", "de"], defaultLanguage: "fr" },
-      }),
-    );
-    expectOk(await patchLocation(f, { defaultLanguage: "es" }));
+    await frenchOffering(f, ["fr", "es", "de"], "es");
     const join = async () => expectOk(await widgetJoin(f, {}), 201);
     await join();
     // The facts are kept: the next join reads neither the organization's row nor the service's locations.
