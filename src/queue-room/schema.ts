@@ -227,6 +227,10 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   // calls without settling leaves one behind at each call. Only called tickets are in it, in the
   // order the read wants, so a join's insert does not maintain it.
   `CREATE INDEX tickets_called_by ON tickets (assigned_to_id, called_at DESC, lane, order_key) WHERE status = 'called';`,
+  // Issue 43: only appointments are looked up by kind (store.ts, whether one waits and when each
+  // opens): an index of appointments alone is not written by a walk-in's join or by its calls.
+  `DROP INDEX tickets_status_kind;
+   CREATE INDEX tickets_appointments ON tickets (status) WHERE kind = 'appointment';`,
 ];
 
 /** Runs the steps this room has not applied yet (src/lib/storage-migrations.ts). */

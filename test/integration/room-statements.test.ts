@@ -109,3 +109,31 @@ describe("the caller's latest open call", () => {
     expect(plan).not.toContain("TEMP B-TREE");
   });
 });
+
+describe("the waiting appointments", () => {
+  it("are found through an index of appointments alone (a walk-in's writes do not maintain it)", async () => {
+    const f = await queueFixture("pro");
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    const plans = await runInDurableObject(room(f.queueId), (_object, state) => {
+      const plan = (query: string) =>
+        state.storage.sql
+          .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${query}`, ...(query.includes("?") ? [0] : []))
+          .toArray()
+          .map((r) => r.detail)
+          .join(" | ");
+      return [
+        plan(APPOINTMENT_WAITING),
+        plan(
+          "SELECT appointment_at - ? AS at FROM tickets WHERE status = 'waiting' AND kind = 'appointment' AND appointment_late = 0 AND lane <> 0 AND appointment_at IS NOT NULL",
+        ),
+        state.storage.sql
+          .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tickets'")
+          .toArray()
+          .map((r) => r.name),
+      ] as const;
+    });
+    expect(plans[0]).toContain("USING COVERING INDEX tickets_appointments");
+    expect(plans[1]).toContain("USING INDEX tickets_appointments");
+    expect(plans[2]).not.toContain("tickets_status_kind");
+  });
+});
