@@ -80,6 +80,8 @@ export type AppEnv = {
     knownRoles: Map<string, { role: Role; locationIds: readonly string[] | null } | null>;
     /** Why an optional credential (the session cookie) was not accepted; thrown by routes that need one. */
     credentialError: ApiError;
+    /** The answer's envelope was written with its livemode by `c.json` (./livemode.ts). */
+    livemodeSaid: boolean;
     /** The response clears the session cookie (it was invalid, or the caller logged out). */
     clearSessionCookie: boolean;
     /** The resource the path names, loaded and authorized by its guard (./guard.ts). */

@@ -135,7 +135,7 @@ export class QueueRoom extends DurableObject<Env> {
       (config) => this.learnConfig(config),
       (name) => this.roomNamed(name),
       () => this.followers,
-      (limit, at) => this.store.waitingLine(limit, 0, at),
+      this.store,
     );
     this.followers = new TicketFollowers(
       ctx,

@@ -5,6 +5,7 @@ import { TicketFollowers } from "./followers";
 import type { RoomPorts } from "./ports";
 import { migrateRoom } from "./schema";
 import { RoomSockets } from "./sockets";
+import { RoomStore } from "./store";
 import type { RoomResult } from "./types";
 
 /**
@@ -33,7 +34,8 @@ export class SocketHub extends DurableObject<Env> {
       () => {},
       room,
       () => this.followers,
-      () => [],
+      // A hub's own tables hold no queue: an unconfigured room row, no tickets, no calls.
+      new RoomStore(sql, () => {}),
     );
     // The tickets its sockets follow live in their rooms too (followers.ts there keeps this hub as
     // a watcher); this copy only answers that it holds none.

@@ -75,7 +75,21 @@ type RoomRow = {
   letter: string | null;
   status: QueueStatus;
   retired_at: number | null;
+  default_service_minutes: number;
 };
+
+/**
+ * The line as the room's store keeps it (store.ts RoomStore): the room row, the counters and the
+ * recent calls are read from what it holds, not asked of SQLite again (issue 43: the widget's
+ * status read them on every request). A hub's store holds no queue.
+ */
+export interface LineReader {
+  room(): RoomRow;
+  waitingCount(): number;
+  calls(): readonly CallRecord[];
+  /** The first waiting tickets in calling order, blended. */
+  waitingLine(limit: number, offset: number, at: number): readonly { number: number; visit_code: string | null }[];
+}
 
 export function errorMessage(code: WidgetErrorCode, message: string, queueId?: string, extra: Partial<ErrorData> = {}): string {
   const data: ErrorData = queueId === undefined ? { code, message, ...extra } : { code, message, queueId, ...extra };
@@ -158,8 +172,8 @@ export class RoomSockets {
     private readonly peer: (queueId: string) => Pick<RoomClient, "peer">,
     /** The tickets followed with their token (followers.ts). */
     private readonly followers: () => TicketFollowers,
-    /** The first waiting tickets in calling order, blended (store.ts waitingLine). */
-    private readonly waitingLine: (limit: number, at: number) => readonly { number: number; visit_code: string | null }[],
+    /** The room's line (its store); the only way this class reads the room row and the tickets' counts. */
+    private readonly line: LineReader,
   ) {}
 
   /**
@@ -441,18 +455,15 @@ export class RoomSockets {
     const room = this.room();
     if (room.queue_id === null || room.letter === null || room.retired_at !== null) return null;
     const name = this.sql.exec<{ name: string | null }>("SELECT name FROM widget WHERE id = 1").one().name;
-    const waitingCount = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tickets WHERE status = 'waiting'").one().n;
+    const waitingCount = this.line.waitingCount();
     const serving = this.sql
       .exec<{ number: number; visit_code: string | null }>(
         "SELECT number, visit_code FROM tickets WHERE status IN ('called', 'serving') ORDER BY called_at DESC, number DESC LIMIT ?",
         NOW_SERVING_LIMIT,
       )
       .toArray();
-    const calls = this.sql
-      .exec<{ at: number; operator_id: string }>("SELECT at, operator_id FROM calls")
-      .toArray()
-      .map((c): CallRecord => ({ at: c.at, operatorId: c.operator_id }));
-    const defaultMinutes = this.sql.exec<{ m: number }>("SELECT default_service_minutes AS m FROM room WHERE id = 1").one().m;
+    const calls = this.line.calls();
+    const defaultMinutes = room.default_service_minutes;
     return {
       queueId: room.queue_id,
       name: name ?? "",
@@ -488,7 +499,7 @@ export class RoomSockets {
         BOARD_CALLED_LIMIT,
       )
       .toArray();
-    const next = this.waitingLine(BOARD_NEXT_LIMIT, at);
+    const next = this.line.waitingLine(BOARD_NEXT_LIMIT, 0, at);
     return {
       status,
       called: called.map((t) => ({
@@ -505,7 +516,7 @@ export class RoomSockets {
   }
 
   private room(): RoomRow {
-    return this.sql.exec<RoomRow>("SELECT queue_id, organization_id, letter, status, retired_at FROM room WHERE id = 1").one();
+    return this.line.room();
   }
 }
 

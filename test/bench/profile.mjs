@@ -2,6 +2,7 @@
 // the inspector wrangler dev exposes (`--inspector-port`, its proxy lists the Worker at /json).
 // Self time per function (name, file:line), summed over the profile's nodes, over the load run
 // `during` makes while the profiler samples.
+import { writeFileSync } from "node:fs";
 import WebSocket from "ws";
 
 async function connect(inspectorPort) {
@@ -38,8 +39,12 @@ async function connect(inspectorPort) {
   return { send, close: () => ws.close() };
 }
 
-/** Profiles the isolate while `during()` runs; answers the top `top` frames by self time and the requests it made. */
-export async function profileWhile(inspectorPort, during, top = 12) {
+/**
+ * Profiles the isolate while `during()` runs; answers the top `top` frames by self time and the
+ * requests it made. With `saveAs`, the whole profile is written there too (a .cpuprofile: open it
+ * in Chromium's DevTools, or list a function's callers with test/bench/profile-callers.mjs).
+ */
+export async function profileWhile(inspectorPort, during, top = 12, saveAs = null) {
   const inspector = await connect(inspectorPort);
   try {
     await inspector.send("Profiler.enable");
@@ -50,6 +55,7 @@ export async function profileWhile(inspectorPort, during, top = 12) {
     const stopped = await inspector.send("Profiler.stop");
     const profile = stopped.result?.profile;
     if (!profile) return { frames: [], totalMs: 0, requests: result.count, error: JSON.stringify(stopped).slice(0, 200) };
+    if (saveAs) writeFileSync(saveAs, JSON.stringify({ ...profile, requests: result.count }));
     const interval = new Map();
     // Self time of each node: the time deltas of the samples that landed on it.
     profile.samples.forEach((node, i) => interval.set(node, (interval.get(node) ?? 0) + (profile.timeDeltas[i + 1] ?? 0)));

@@ -4,7 +4,8 @@
 // changed with the BENCH_* variables below, e.g. BENCH_DURATION=2 for a quick look.
 // One part alone: `BENCH_ONLY=sockets npm run bench` (or `node test/bench/run.mjs --only sockets`)
 // runs only the spec-flow sockets row; parts: throughput, growth, fanout, sockets, analytics.
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import os from "node:os";
 import { closeAll, grow, measureFanOut, openFileLimit } from "./fanout.mjs";
 import { client, failures, load, summarize, timeSequential } from "./load.mjs";
@@ -200,8 +201,13 @@ async function profileRoute(ctx, route, options) {
   log(`profile: ${route}, 1 conn, 2 s`);
   try {
     const given = await options();
-    const profile = await profileWhile(target.inspectorPort, () =>
-      load({ base: target.direct ?? target.base, title: `${route} (profiled)`, duration: 2, connections: 1, ...given }),
+    const dir = process.env.BENCH_PROFILE_DIR;
+    if (dir) mkdirSync(dir, { recursive: true });
+    const profile = await profileWhile(
+      target.inspectorPort,
+      () => load({ base: target.direct ?? target.base, title: `${route} (profiled)`, duration: 2, connections: 1, ...given }),
+      12,
+      dir ? join(dir, `${route.replaceAll(" ", "-")}.cpuprofile`) : null,
     );
     sections.profiles.push({ route, ...profile });
   } catch (err) {
@@ -308,6 +314,7 @@ async function throughput(ctx, { nearby = true } = {}) {
     );
     row(`GET ticket (position ${ticket.position})${label}`, "B", c, result, baselines.B.get(c));
   }
+  await profileRoute(ctx, "GET ticket", async () => ({ path: `/v1/tickets/${ticket.id}`, token: ctx.customer.token }));
 
   const statusPath = `/v1/widget/queue/${ticketQueue}/status`;
   const widget = await widgetRoutes(statusPath, call);
@@ -324,6 +331,7 @@ async function throughput(ctx, { nearby = true } = {}) {
       baselines.B.get(c),
     );
   }
+  if (widget) await profileRoute(ctx, "widget status", async () => ({ path: statusPath }));
 
   let inserted = 0;
   for (const total of nearby ? CONFIG.locations : []) {

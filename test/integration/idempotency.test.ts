@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { now } from "../../src/lib/clock";
 import { testClock } from "../helpers/clock";
-import { call, expectError, expectOk, unique } from "../helpers/api";
+import { call, expectError, expectOk, fetchWorker, unique } from "../helpers/api";
 import { createApiKey, createOrganization, registerUser } from "../helpers/fixtures";
 
 async function orgCountWithSlug(slug: string): Promise<number> {
@@ -28,6 +28,19 @@ describe("Idempotency-Key", () => {
     expect(again.body).toEqual(first.body);
     expect(again.headers.get("Idempotent-Replayed")).toBe("true");
     expect(await orgCountWithSlug(body.slug)).toBe(1);
+  });
+
+  it("replays the answer as written: one livemode, right after success", async () => {
+    const user = await registerUser();
+    const body = JSON.stringify({ name: "Once", slug: unique("idem") });
+    const headers = { Authorization: `Bearer ${user.token}`, "Content-Type": "application/json", "Idempotency-Key": unique("key-") };
+    const first = await fetchWorker("/v1/organizations", { method: "POST", headers, body });
+    const again = await fetchWorker("/v1/organizations", { method: "POST", headers, body });
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    const [firstText, againText] = [await first.text(), await again.text()];
+    expect(againText).toBe(firstText);
+    expect(againText.startsWith('{"success":true,"livemode":true,"data":')).toBe(true);
+    expect(againText.match(/"livemode"/g)).toHaveLength(1);
   });
 
   it("answers 409 CONFLICT on Idempotency-Key for the same key with another body", async () => {

@@ -76,6 +76,23 @@ describe("the room's statements", () => {
     expect(ran.filter((q) => q === CALLS)).toHaveLength(1);
   });
 
+  it("the widget's status counts the line from its counters and reads neither the room row nor the pace again", async () => {
+    const f = await queueFixture("pro");
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++)
+      ids.push(expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201).id);
+    const called = expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+    expect(called.id).toBe(ids[0]);
+    const statusOf = async () => expectOk(await call("GET", `/v1/widget/queue/${f.queueId}/status`));
+    const first = await statusOf();
+    expect(first).toMatchObject({ waitingCount: 2, nowServing: [called.displayCode] });
+    const ran = await roomStatements(f.queueId, async () => expect(await statusOf()).toEqual(first));
+    expect(ran.filter((q) => q === ROOM_ROW || q === CALLS || /COUNT\(\*\)/.test(q) || /FROM room WHERE/.test(q))).toEqual([]);
+    // A change moves the counters the next status reads.
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+    expect(await statusOf()).toMatchObject({ waitingCount: 1, nowServing: [expect.any(String), called.displayCode] });
+  });
+
   it("a new copy of the rules and a new setting are obeyed by the very next join: closed, then open, then full", async () => {
     const f = await queueFixture("pro");
     const customer = () => registerUser({ accountType: "customer" });
