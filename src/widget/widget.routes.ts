@@ -28,7 +28,7 @@ import { TICKET_KINDS } from "../domain/blend";
 import { ok } from "../http/respond";
 import { router } from "../http/router";
 import { now } from "../lib/clock";
-import { sha256Hex } from "../lib/crypto";
+import { fingerprint } from "../lib/crypto";
 import { isTwinOrganizationId, queueIdOfTicket } from "../lib/ids";
 import { clientIp, credentialRefusal, recordFailedCredential } from "../http/rate-limit";
 import { findQueue, type QueueRow } from "../tickets/queues";
@@ -338,7 +338,7 @@ app.openapi(status, async (c) => {
   const queue = await publicQueue(c, c.req.valid("param").queueId);
   if (!reachesOrganization(c.get("principal"), queue.organizationId)) throw notFound("Queue");
   const body = ok(await widgetStatus(deps(c), queue, now()));
-  const etag = `W/"${(await sha256Hex(JSON.stringify(body))).slice(0, 32)}"`;
+  const etag = `W/"${fingerprint(JSON.stringify(body))}"`;
   const headers = { "Cache-Control": STATUS_CACHE_CONTROL, ETag: etag };
   const match = c.req.header("If-None-Match");
   if (match && match.split(",").some((tag) => tag.trim() === etag || tag.trim() === "*")) {

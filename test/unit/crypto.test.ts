@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  fingerprint,
   DECOY_PASSWORD_HASH,
   hashPassword,
   parsePasswordHash,
@@ -38,5 +39,18 @@ describe("PBKDF2 iteration count", () => {
 
   it("keeps the decoy hash within the cap", () => {
     expect(parsePasswordHash(DECOY_PASSWORD_HASH)?.iterations).toBeLessThanOrEqual(PLATFORM_CAP);
+  });
+});
+
+describe("fingerprint (the widget status's ETag)", () => {
+  it("is 16 hex characters, the same for the same text, and differs for texts one character apart", () => {
+    const base = JSON.stringify({ success: true, data: { waitingCount: 12, nowServing: ["A-001"] } });
+    expect(fingerprint(base)).toMatch(/^[0-9a-f]{16}$/);
+    expect(fingerprint(base)).toBe(fingerprint(`${base}`));
+    const seen = new Set<string>();
+    // Every count from 0 to 19,999 and every one-character change of the text: no two alike.
+    for (let n = 0; n < 20_000; n++) seen.add(fingerprint(base.replace("12", String(n))));
+    for (let i = 0; i < base.length; i++) seen.add(fingerprint(base.slice(0, i) + "#" + base.slice(i + 1)));
+    expect(seen.size).toBe(20_000 + base.length);
   });
 });
