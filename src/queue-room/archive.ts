@@ -3,7 +3,7 @@ import { database } from "../db/client";
 import { batchWrites } from "../db/prepared";
 import { tickets } from "../db/schema";
 import type { Env } from "../env";
-import { analyticsDrainStatements, ticketUpsert } from "./projection";
+import { analyticsDrainStatements, ticketsUpsert } from "./projection";
 import type { Configured, TicketRow } from "./rows";
 import type { ArchiveResult } from "./types";
 
@@ -110,7 +110,7 @@ export class RoomArchive {
     // to repeat), in slices so a batch stays a reasonable size.
     for (let i = 0; i < behind.length; i += 50) {
       const slice = behind.slice(i, i + 50);
-      await batchWrites(this.env.DB, [...slice.map((t) => ticketUpsert(cfg, t)), ...analyticsDrainStatements(cfg, slice)]);
+      await batchWrites(this.env.DB, [ticketsUpsert(cfg, slice), ...analyticsDrainStatements(cfg, slice)]);
     }
     return new Map((await read()).map((r) => [r.id, r.version]));
   }

@@ -30,9 +30,9 @@ import type { Configured, TicketRow } from "./rows";
 // (archive.ts) write, each set in one D1 batch (db/prepared.ts batchWrites). D1 is the history and
 // what the Worker's reads see; the room writes it only through here.
 //
-// A drain carries up to a hundred tickets, about two statements each: every statement's shape is
-// built by Drizzle once per isolate with placeholders (db/prepared.ts), and a drain only binds its
-// values. A conditional insert selects its row from the row that guards it (the organization, the
+// A drain carries up to a hundred tickets: their rows in one statement (a JSON parameter read with
+// json_each) and one analytics delta each. Every statement's shape is built by Drizzle once per
+// isolate with placeholders (db/prepared.ts), and a drain only binds its values. A conditional insert selects its row from the row that guards it (the organization, the
 // queue, the user), so the drain of a deleted organization's room writes nothing instead of
 // failing its batch on a foreign key.
 
@@ -320,64 +320,71 @@ const TICKET_COLUMNS = [
   "legCount",
 ] as const satisfies readonly (keyof typeof tickets.$inferSelect)[];
 
+/** The value of `column` in a ticket's tuple (TICKET_COLUMNS' order), read from the row `j` of json_each. */
+function ticketAt(column: (typeof TICKET_COLUMNS)[number]): SQL.Aliased {
+  return sql.raw(`json_extract(j.value, '$[${TICKET_COLUMNS.indexOf(column)}]')`).as(column);
+}
+
 /**
- * The ticket as the room holds it, inserted or, when D1 holds an older version, updated: the
+ * The tickets as the room holds them, inserted or, when D1 holds an older version, updated: the
  * fields a ticket keeps from its creation (number, code, owner, source, …) are not rewritten.
+ * One statement for a drain's tickets, their values one JSON parameter read with json_each
+ * (issue 43: one statement a ticket sent its text and bound its 44 values a hundred times).
  */
-const upsertTicket = preparedWrite(TICKET_COLUMNS, (db, p) => {
+const upsertTickets = preparedWrite(["organizationId", "tickets"], (db, p) => {
   const t = tickets;
   return db
     .insert(t)
     .select(
       db
         .select({
-          id: bound(p, "id"),
-          queueId: bound(p, "queueId"),
-          serviceId: bound(p, "serviceId"),
-          organizationId: bound(p, "organizationId"),
-          userId: bound(p, "userId"),
-          number: bound(p, "number"),
-          displayCode: bound(p, "displayCode"),
-          status: bound(p, "status"),
-          partySize: bound(p, "partySize"),
-          isPriority: bound(p, "isPriority"),
-          isGhostMode: bound(p, "isGhostMode"),
-          source: bound(p, "source"),
-          visitorName: bound(p, "visitorName"),
-          assignedToId: bound(p, "assignedToId"),
-          calledAt: bound(p, "calledAt"),
-          servingAt: bound(p, "servingAt"),
-          servedAt: bound(p, "servedAt"),
-          presentAt: bound(p, "presentAt"),
-          skipReason: bound(p, "skipReason"),
-          recoveredFromId: bound(p, "recoveredFromId"),
-          transferredToId: bound(p, "transferredToId"),
-          createdAt: bound(p, "createdAt"),
-          updatedAt: bound(p, "updatedAt"),
-          version: bound(p, "version"),
-          firstEstimateMinutes: bound(p, "firstEstimateMinutes"),
-          outcome: bound(p, "outcome"),
-          note: bound(p, "note"),
-          heldAt: bound(p, "heldAt"),
-          steppedBackPlaces: bound(p, "steppedBackPlaces"),
-          deferredUntil: bound(p, "deferredUntil"),
-          deferCount: bound(p, "deferCount"),
-          counter: bound(p, "counter"),
-          deskId: bound(p, "deskId"),
-          recallCount: bound(p, "recallCount"),
-          recalledAt: bound(p, "recalledAt"),
-          phone: bound(p, "phone"),
-          intake: bound(p, "intake"),
-          intakePersonal: bound(p, "intakePersonal"),
-          labels: bound(p, "labels"),
-          kind: bound(p, "kind"),
-          appointmentAt: bound(p, "appointmentAt"),
-          visitId: bound(p, "visitId"),
-          legIndex: bound(p, "legIndex"),
-          legCount: bound(p, "legCount"),
+          id: ticketAt("id"),
+          queueId: ticketAt("queueId"),
+          serviceId: ticketAt("serviceId"),
+          organizationId: ticketAt("organizationId"),
+          userId: ticketAt("userId"),
+          number: ticketAt("number"),
+          displayCode: ticketAt("displayCode"),
+          status: ticketAt("status"),
+          partySize: ticketAt("partySize"),
+          isPriority: ticketAt("isPriority"),
+          isGhostMode: ticketAt("isGhostMode"),
+          source: ticketAt("source"),
+          visitorName: ticketAt("visitorName"),
+          assignedToId: ticketAt("assignedToId"),
+          calledAt: ticketAt("calledAt"),
+          servingAt: ticketAt("servingAt"),
+          servedAt: ticketAt("servedAt"),
+          presentAt: ticketAt("presentAt"),
+          skipReason: ticketAt("skipReason"),
+          recoveredFromId: ticketAt("recoveredFromId"),
+          transferredToId: ticketAt("transferredToId"),
+          createdAt: ticketAt("createdAt"),
+          updatedAt: ticketAt("updatedAt"),
+          version: ticketAt("version"),
+          firstEstimateMinutes: ticketAt("firstEstimateMinutes"),
+          outcome: ticketAt("outcome"),
+          note: ticketAt("note"),
+          heldAt: ticketAt("heldAt"),
+          steppedBackPlaces: ticketAt("steppedBackPlaces"),
+          deferredUntil: ticketAt("deferredUntil"),
+          deferCount: ticketAt("deferCount"),
+          counter: ticketAt("counter"),
+          deskId: ticketAt("deskId"),
+          recallCount: ticketAt("recallCount"),
+          recalledAt: ticketAt("recalledAt"),
+          phone: ticketAt("phone"),
+          intake: ticketAt("intake"),
+          intakePersonal: ticketAt("intakePersonal"),
+          labels: ticketAt("labels"),
+          kind: ticketAt("kind"),
+          appointmentAt: ticketAt("appointmentAt"),
+          visitId: ticketAt("visitId"),
+          legIndex: ticketAt("legIndex"),
+          legCount: ticketAt("legCount"),
         })
-        .from(organizations)
-        .where(eq(organizations.id, p.organizationId)),
+        .from(sql`json_each(${p.tickets}) AS j`)
+        .where(organizationExists(db, p.organizationId)),
     )
     .onConflictDoUpdate({
       target: t.id,
@@ -426,11 +433,19 @@ function legCountOf(t: TicketRow): number | null {
 }
 
 /**
- * The D1 projection of one ticket as the room holds it. Guarded by `version`: applied again
- * with an older row (an at-least-once replay) it changes nothing.
+ * The D1 projection of these tickets (at least one) as the room holds them. Guarded by `version`:
+ * applied again with an older row (an at-least-once replay) it changes nothing.
  */
-export function ticketUpsert(cfg: Configured, t: TicketRow): BoundWrite {
-  return withValues(upsertTicket, {
+export function ticketsUpsert(cfg: Configured, rows: readonly TicketRow[]): BoundWrite {
+  const tuples = rows.map((t) => {
+    const values = ticketValues(cfg, t);
+    return TICKET_COLUMNS.map((column) => values[column]);
+  });
+  return withValues(upsertTickets, { organizationId: cfg.organization_id, tickets: JSON.stringify(tuples) });
+}
+
+function ticketValues(cfg: Configured, t: TicketRow): Record<(typeof TICKET_COLUMNS)[number], string | number | null> {
+  return {
     id: t.id,
     queueId: cfg.queue_id,
     serviceId: cfg.service_id,
@@ -475,7 +490,7 @@ export function ticketUpsert(cfg: Configured, t: TicketRow): BoundWrite {
     visitId: t.visit_id ?? null,
     legIndex: t.leg_index ?? null,
     legCount: legCountOf(t),
-  });
+  };
 }
 
 // ---- the queue, its deadline, remote-join expiries -------------------------------------------
@@ -560,7 +575,7 @@ export function drainStatements(
   messages: readonly DomainEventMessage[],
 ): BoundWrite[] {
   return [
-    ...tickets.map((t) => ticketUpsert(cfg, t)),
+    ...(tickets.length > 0 ? [ticketsUpsert(cfg, tickets)] : []),
     // The analytics aggregates move in the same transaction, once per ticket version.
     ...analyticsDrainStatements(cfg, tickets),
     withValues(queueStatus, { queueId: cfg.queue_id, status: cfg.status, archivedAt: cfg.archived_at }),

@@ -8,7 +8,7 @@ import { call, expectOk } from "../helpers/api";
 import { outboxSize, room, settle } from "../helpers/catalog";
 import { queueFixture, registerUser } from "../helpers/fixtures";
 import { batchWrites } from "../../src/db/prepared";
-import { ticketUpsert } from "../../src/queue-room/projection";
+import { ticketsUpsert } from "../../src/queue-room/projection";
 import { configuredOf, readRoom, type Configured, type TicketRow } from "../../src/queue-room/store";
 import { expectLogs } from "../helpers/console";
 import { sweep } from "../helpers/cron";
@@ -44,9 +44,64 @@ describe("outbox → D1 projection and EVENTS", () => {
     expect(later.version).toBeGreaterThan(first.version);
     // An at-least-once replay of the first state, through the drain's own upsert, must not
     // move the projection backwards.
-    const [replay] = await batchWrites(env.DB, [ticketUpsert(older.cfg, older.ticket)]);
+    const [replay] = await batchWrites(env.DB, [ticketsUpsert(older.cfg, [older.ticket])]);
     expect(replay?.meta.changes).toBe(0);
     expect(await projected(t.id)).toEqual(later);
+  });
+
+  it("a drain's tickets are projected by one statement, each row as the room holds it: texts, numbers, flags and nulls", async () => {
+    const f = await queueFixture("pro");
+    const op = { token: f.owner.token };
+    const ids = [
+      expectOk(
+        await call("POST", `/v1/queues/${f.queueId}/operator-join`, { ...op, body: { visitorName: 'Zoë "Z" O\'Neil', partySize: 3 } }),
+        201,
+      ).id,
+      expectOk(await call("POST", `/v1/queues/${f.queueId}/vip-ticket`, { ...op, body: { phone: "+33698765432", language: "fr" } }), 201)
+        .id,
+      expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { ...op, body: {} }), 201).id,
+    ];
+    const called = expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, op));
+    expect(called.id).toBe(ids[1]);
+    // The drain's batch, as D1 receives it: the statements' texts.
+    const batched: string[] = [];
+    const batch = env.DB.batch.bind(env.DB);
+    const spy = vi.spyOn(env.DB, "batch").mockImplementation((statements: D1PreparedStatement[]) => {
+      for (const st of statements) batched.push(String(Reflect.get(st, "statement")));
+      return batch(statements);
+    });
+    try {
+      await settle(f.queueId);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(batched.filter((q) => /^insert into "tickets"/i.test(q))).toHaveLength(1);
+    for (const id of ids) {
+      const { cfg, ticket } = await roomRows(f.queueId, id);
+      const row = await env.DB.prepare(
+        "SELECT number, display_code, status, party_size, is_priority, visitor_name, phone, called_at, assigned_to_id, version, organization_id, queue_id FROM tickets WHERE id = ?",
+      )
+        .bind(id)
+        .first<Record<string, unknown>>();
+      expect(row).toEqual({
+        number: ticket.number,
+        display_code: `${cfg.letter}-${String(ticket.number).padStart(3, "0")}`,
+        status: ticket.status,
+        party_size: ticket.party_size,
+        is_priority: ticket.is_priority,
+        visitor_name: ticket.visitor_name,
+        phone: ticket.phone === null ? null : ticket.phone.replace(/[\s().-]/g, ""),
+        called_at: ticket.called_at,
+        assigned_to_id: ticket.assigned_to_id,
+        version: ticket.version,
+        organization_id: f.organizationId,
+        queue_id: f.queueId,
+      });
+    }
+    const first = await env.DB.prepare("SELECT visitor_name, party_size, typeof(number) AS t FROM tickets WHERE id = ?")
+      .bind(ids[0])
+      .first();
+    expect(first).toEqual({ visitor_name: 'Zoë "Z" O\'Neil', party_size: 3, t: "integer" });
   });
 
   it("a drain only binds its statements: the ticket upsert and the aggregates' are built and prepared once, not per drain", async () => {
