@@ -60,7 +60,7 @@ export function eventMessage(
 
 /**
  * Outbox rows delivered per drain: one queue `sendBatch` takes at most 100 messages, and the
- * D1 batch stays a few hundred statements (about two per ticket).
+ * D1 batch stays about a hundred statements (one analytics delta per ticket).
  */
 export const DRAIN_BATCH = 100;
 
