@@ -68,8 +68,29 @@ function signalGroup(pid, signal) {
   }
 }
 
+/**
+ * The bindings a wrangler.toml declares: Durable Objects, queues produced and consumed, D1. The
+ * bench's Worker must carry every one of the production Worker's, or its figures measure a
+ * different program (without EVENT_HUB every EVENTS batch failed and logged its announcement).
+ */
+function bindingsOf(file) {
+  const text = readFileSync(file, "utf8");
+  const found = new Set();
+  for (const m of text.matchAll(/^\[\[durable_objects\.bindings\]\]\s*\nname = "([^"]+)"\s*\nclass_name = "([^"]+)"/gm))
+    found.add(`object ${m[1]}: ${m[2]}`);
+  for (const m of text.matchAll(/^\[\[queues\.producers\]\]\s*\nbinding = "([^"]+)"\s*\nqueue = "([^"]+)"/gm))
+    found.add(`queue ${m[1]}: ${m[2]}`);
+  for (const m of text.matchAll(/^\[\[queues\.consumers\]\]\s*\nqueue = "([^"]+)"/gm)) found.add(`consumer ${m[1]}`);
+  for (const m of text.matchAll(/^\[\[d1_databases\]\]\s*\nbinding = "([^"]+)"/gm)) found.add(`d1 ${m[1]}`);
+  return found;
+}
+
 /** Resolves to { base, stop() }; stop() ends wrangler and removes the temporary state. */
 export async function startWorker() {
+  const bench = bindingsOf(config);
+  const missing = [...bindingsOf(path.join(root, "wrangler.toml"))].filter((b) => !bench.has(b));
+  if (missing.length > 0)
+    throw new Error(`test/bench/wrangler.toml lacks the Worker's bindings: ${missing.join("; ")} (copy them from wrangler.toml)`);
   return start(config, true);
 }
 

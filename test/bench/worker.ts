@@ -13,7 +13,7 @@ import { benchRoutes } from "./routes";
 //    would only measure themselves. The production code reads its limiter from the
 //    RATE_LIMITER binding; here that binding is handed over as a limiter that allows all.
 
-export { OrganizationLedger, QueueRoom, RateLimiter, SocketHub } from "../../src/index";
+export { EventHub, OrganizationLedger, QueueRoom, RateLimiter, Simulation, SocketHub } from "../../src/index";
 
 /** Baseline B: a Durable Object whose one method does nothing. */
 export class EmptyRoom extends DurableObject {
