@@ -6,8 +6,8 @@ import { database, type Database } from "./client";
  * Drizzle builds the statement from its query builder with `sql.placeholder(…)` for the values,
  * once; D1 prepares its text once; each use only binds its values. Rebuilding the same SELECTs through the
  * query builder on every request cost ~0.5 ms of a join's 4.4 ms of isolate time. The credential
- * reads use it, and so do the room's drain writes (queue-room/projection.ts: the tickets in one
- * statement and an analytics delta per ticket, many tickets a drain).
+ * reads use it, and so do the room's drain writes (queue-room/projection.ts: a drain's tickets in
+ * one statement, their analytics in two, many tickets a drain).
  *
  * Drizzle's own `db.batch` rebuilds every query it is given and does not fill placeholders, so
  * the batch is sent here, with Drizzle's own mapping of each result (`mapResult`, as its batch does).

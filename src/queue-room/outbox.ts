@@ -60,7 +60,7 @@ export function eventMessage(
 
 /**
  * Outbox rows delivered per drain: one queue `sendBatch` takes at most 100 messages, and the
- * D1 batch stays about a hundred statements (one analytics delta per ticket).
+ * D1 batch a few statements (projection.ts: the tickets, their analytics, the queue, its deadline).
  */
 export const DRAIN_BATCH = 100;
 

@@ -30,8 +30,8 @@ import type { Configured, TicketRow } from "./rows";
 // (archive.ts) write, each set in one D1 batch (db/prepared.ts batchWrites). D1 is the history and
 // what the Worker's reads see; the room writes it only through here.
 //
-// A drain carries up to a hundred tickets: their rows in one statement (a JSON parameter read with
-// json_each) and one analytics delta each. Every statement's shape is built by Drizzle once per
+// A drain carries up to a hundred tickets: their rows in one statement and their analytics in two
+// (each a JSON parameter read with json_each), whatever their number. Every statement's shape is built by Drizzle once per
 // isolate with placeholders (db/prepared.ts), and a drain only binds its values. A conditional insert selects its row from the row that guards it (the organization, the
 // queue, the user), so the drain of a deleted organization's room writes nothing instead of
 // failing its batch on a foreign key.
@@ -47,9 +47,6 @@ const bound = <K extends string>(p: Record<K, Placeholder<K>>, name: K) => sql`$
 /** The row an upsert proposed (`excluded.<column>`), for its DO UPDATE SET. */
 const excluded = (column: AnySQLiteColumn) => sql.raw(`excluded.${column.name}`);
 
-/** A bound number read as an integer: D1 binds a JS number as REAL, and a bucket must read "16", not "16.0", as a key. */
-const integer = (value: Placeholder) => sql`CAST(${value} AS INTEGER)`;
-
 /** The organization still exists (a conditional insert's guard). */
 const organizationExists = (db: Database, id: Placeholder) =>
   exists(
@@ -61,15 +58,6 @@ const organizationExists = (db: Database, id: Placeholder) =>
 
 // ---- the analytics aggregates ----------------------------------------------------------------
 
-/** JSON path of a sparse histogram or channel key. */
-const path = (key: SQL) => sql`'$."' || ${key} || '"'`;
-
-/** A sparse histogram column with one count moved from bucket `from` to bucket `to` (either may be NULL). */
-function moveCount(column: AnySQLiteColumn, from: SQL, to: SQL): SQL {
-  const removed = sql`CASE WHEN ${from} IS NULL THEN ${column} ELSE json_set(${column}, ${path(from)}, coalesce(json_extract(${column}, ${path(from)}), 0) - 1) END`;
-  return sql`CASE WHEN ${to} IS NULL THEN ${removed} ELSE json_set(${removed}, ${path(to)}, coalesce(json_extract(${removed}, ${path(to)}), 0) + 1) END`;
-}
-
 /** The delta's names of each channel metric (CHANNEL_METRICS) in the subquery `d` of the delta. */
 const CHANNEL_DELTAS = { c: "dc", s: "ds", n: "dn", x: "dx", t: "dt", w: "dw", wm: "dwm" } as const satisfies Record<ChannelMetric, string>;
 
@@ -80,97 +68,134 @@ function hourlyColumn(name: string): AnySQLiteColumn {
   return column;
 }
 
+/** A fact of the drain's tickets, from its place in the fact tuple of the json_each row `j` (FACT_COLUMNS, factTuple). */
+function newFact(name: (typeof FACT_COLUMNS)[number]): SQL {
+  const i = FACT_COLUMNS.indexOf(name);
+  return sql.raw(`json_extract(j.value, '$[${i}]')`);
+}
+
+/** A histogram's bucket moves of the hour row `h`: -1 for each old bucket `from`, +1 for each new `to` (the CTE `t`). */
+function bucketMoves(from: string, to: string): SQL {
+  return sql.raw(
+    `SELECT hour_start AS hs, ${from} AS b, -1 AS k FROM t WHERE ${from} IS NOT NULL UNION ALL SELECT hour_start, ${to}, 1 FROM t WHERE ${to} IS NOT NULL`,
+  );
+}
+
 /**
- * One ticket's facts replace what it counted for in its hour's row, only when its stored facts
- * are absent or older than this version (the subquery `d` is empty otherwise: nothing moves).
- * The ticket's numbers are cast (`integer`).
+ * A histogram column after the drain's moves in its hour: each bucket moved takes its count plus
+ * the moves' sum (json_patch of the buckets named; an hour without moves is left as it is).
  */
-const applyDelta = preparedWrite(
-  [
-    "ticketId",
-    "version",
-    "channel",
-    "served",
-    "noShow",
-    "cancelled",
-    "transferred",
-    "waitMs",
-    "waitBucket",
-    "serviceMs",
-    "serviceBucket",
-    "estimateErrorMs",
-    "estimateErrorBucket",
-    "estimateBiasMs",
-    "queueId",
-    "hourStart",
-  ],
-  (db, p) => {
-    const h = analyticsHourly;
-    const o = alias(analyticsTicketFacts, "o");
-    const d = db
+function movedCounts(column: AnySQLiteColumn, from: string, to: string): SQL {
+  const key = sql.raw(`'$."' || m.b || '"'`);
+  return sql`json_patch(${column}, (SELECT json_group_object(m.b, coalesce(json_extract(${column}, ${key}), 0) + m.k)
+    FROM (SELECT b, SUM(k) AS k FROM (${bucketMoves(from, to)}) WHERE hs = ${analyticsHourly.hourStart} GROUP BY b) AS m))`;
+}
+
+/**
+ * The drain's tickets' facts replace what each counted for in its hour's row, only for a ticket
+ * whose stored facts are absent or older than its version (the CTE `t` holds one row of deltas
+ * per such ticket; the others move nothing). One statement for the whole drain, its facts one
+ * JSON parameter (issue 43: one statement a ticket, each 5 kB of SQL, was most of what a drain sent
+ * to D1). The sums are grouped by hour; a histogram's buckets move by their net count.
+ */
+const applyDeltas = preparedWrite(["queueId", "facts"], (db, p) => {
+  const h = analyticsHourly;
+  const n = sql`(SELECT ${newFact("ticket_id")} AS ticket_id, CAST(${newFact("hour_start")} AS INTEGER) AS hour_start,
+      ${newFact("channel")} AS channel, CAST(${newFact("served")} AS INTEGER) AS served, CAST(${newFact("no_show")} AS INTEGER) AS no_show,
+      CAST(${newFact("cancelled")} AS INTEGER) AS cancelled, CAST(${newFact("transferred")} AS INTEGER) AS transferred,
+      CAST(${newFact("wait_ms")} AS INTEGER) AS wait_ms, CAST(${newFact("wait_bucket")} AS INTEGER) AS wait_bucket,
+      CAST(${newFact("service_ms")} AS INTEGER) AS service_ms, CAST(${newFact("service_bucket")} AS INTEGER) AS service_bucket,
+      CAST(${newFact("estimate_error_ms")} AS INTEGER) AS estimate_error_ms,
+      CAST(${newFact("estimate_error_bucket")} AS INTEGER) AS estimate_error_bucket,
+      CAST(${newFact("estimate_bias_ms")} AS INTEGER) AS estimate_bias_ms, CAST(${newFact("version")} AS INTEGER) AS version
+    FROM json_each(${p.facts}) AS j) AS n`;
+  const o = alias(analyticsTicketFacts, "o");
+  const t = db.$with("t").as(
+    db
       .select({
-        channel: sql`${p.channel}`.as("channel"),
+        hourStart: sql`n.hour_start`.as("hour_start"),
+        channel: sql`n.channel`.as("channel"),
         dc: sql`(${o.ticketId} IS NULL)`.as("dc"),
-        ds: sql`${integer(p.served)} - coalesce(${o.served}, 0)`.as("ds"),
-        dn: sql`${integer(p.noShow)} - coalesce(${o.noShow}, 0)`.as("dn"),
-        dx: sql`${integer(p.cancelled)} - coalesce(${o.cancelled}, 0)`.as("dx"),
-        dt: sql`${integer(p.transferred)} - coalesce(${o.transferred}, 0)`.as("dt"),
-        dw: sql`(${integer(p.waitMs)} IS NOT NULL) - (${o.waitMs} IS NOT NULL)`.as("dw"),
-        dwm: sql`coalesce(${integer(p.waitMs)}, 0) - coalesce(${o.waitMs}, 0)`.as("dwm"),
+        ds: sql`n.served - coalesce(${o.served}, 0)`.as("ds"),
+        dn: sql`n.no_show - coalesce(${o.noShow}, 0)`.as("dn"),
+        dx: sql`n.cancelled - coalesce(${o.cancelled}, 0)`.as("dx"),
+        dt: sql`n.transferred - coalesce(${o.transferred}, 0)`.as("dt"),
+        dw: sql`(n.wait_ms IS NOT NULL) - (${o.waitMs} IS NOT NULL)`.as("dw"),
+        dwm: sql`coalesce(n.wait_ms, 0) - coalesce(${o.waitMs}, 0)`.as("dwm"),
         owb: sql`${o.waitBucket}`.as("owb"),
-        nwb: sql`${integer(p.waitBucket)}`.as("nwb"),
-        dsv: sql`(${integer(p.serviceMs)} IS NOT NULL) - (${o.serviceMs} IS NOT NULL)`.as("dsv"),
-        dsm: sql`coalesce(${integer(p.serviceMs)}, 0) - coalesce(${o.serviceMs}, 0)`.as("dsm"),
+        nwb: sql`n.wait_bucket`.as("nwb"),
+        dsv: sql`(n.service_ms IS NOT NULL) - (${o.serviceMs} IS NOT NULL)`.as("dsv"),
+        dsm: sql`coalesce(n.service_ms, 0) - coalesce(${o.serviceMs}, 0)`.as("dsm"),
         osb: sql`${o.serviceBucket}`.as("osb"),
-        nsb: sql`${integer(p.serviceBucket)}`.as("nsb"),
-        de: sql`(${integer(p.estimateErrorMs)} IS NOT NULL) - (${o.estimateErrorMs} IS NOT NULL)`.as("de"),
-        dem: sql`coalesce(${integer(p.estimateErrorMs)}, 0) - coalesce(${o.estimateErrorMs}, 0)`.as("dem"),
-        deb: sql`coalesce(${integer(p.estimateBiasMs)}, 0) - coalesce(${o.estimateBiasMs}, 0)`.as("deb"),
+        nsb: sql`n.service_bucket`.as("nsb"),
+        de: sql`(n.estimate_error_ms IS NOT NULL) - (${o.estimateErrorMs} IS NOT NULL)`.as("de"),
+        dem: sql`coalesce(n.estimate_error_ms, 0) - coalesce(${o.estimateErrorMs}, 0)`.as("dem"),
+        deb: sql`coalesce(n.estimate_bias_ms, 0) - coalesce(${o.estimateBiasMs}, 0)`.as("deb"),
         oeb: sql`${o.estimateErrorBucket}`.as("oeb"),
-        neb: sql`${integer(p.estimateErrorBucket)}`.as("neb"),
+        neb: sql`n.estimate_error_bucket`.as("neb"),
       })
-      // A one-row table of the ticket id (no table read), so a ticket without stored facts still
-      // gives its row: the LEFT JOIN leaves its old facts NULL.
-      .from(sql`(SELECT ${p.ticketId} AS ticket_id) AS n`)
+      .from(n)
       .leftJoin(o, sql`${o.ticketId} = n.ticket_id`)
-      .where(or(sql`${o.ticketId} IS NULL`, sql`${o.version} < ${integer(p.version)}`))
-      .as("d");
-    // A field of `d` named with its table (Drizzle would write the alias alone).
-    const of = (field: SQL.Aliased) => sql`${sql.identifier("d")}.${sql.identifier(field.fieldAlias)}`;
-    // Each channel column moves by its metric's delta when it is the ticket's channel (a comparison is 0 or 1).
-    const channels = Object.fromEntries(
-      ANALYTICS_CHANNELS.flatMap((channel) =>
-        CHANNEL_METRICS.map((metric) => {
-          const column = hourlyColumn(channelColumn(channel, metric));
-          return [column.name, sql`${column} + (${of(d.channel)} = ${sql.raw(`'${channel}'`)}) * ${of(d[CHANNEL_DELTAS[metric]])}`];
-        }),
+      .where(or(sql`${o.ticketId} IS NULL`, sql`${o.version} < n.version`)),
+  );
+  // Each channel column moves by its metric's delta summed over the hour's tickets of that channel.
+  const channelSums = Object.fromEntries(
+    ANALYTICS_CHANNELS.flatMap((channel) =>
+      CHANNEL_METRICS.map((metric) => {
+        const name = channelColumn(channel, metric);
+        return [name, sql.raw(`SUM((t.channel = '${channel}') * t.${CHANNEL_DELTAS[metric]})`).as(name)];
+      }),
+    ),
+  );
+  const d = db
+    .select({
+      hourStart: sql`t.hour_start`.as("hour_start"),
+      ...Object.fromEntries(
+        (["dc", "ds", "dn", "dx", "dt", "dw", "dwm", "dsv", "dsm", "de", "dem", "deb"] as const).map((k) => [
+          k,
+          sql.raw(`SUM(t.${k})`).as(k),
+        ]),
       ),
-    );
-    return db
-      .update(h)
-      .set({
-        created: sql`${h.created} + ${of(d.dc)}`,
-        served: sql`${h.served} + ${of(d.ds)}`,
-        noShow: sql`${h.noShow} + ${of(d.dn)}`,
-        cancelled: sql`${h.cancelled} + ${of(d.dx)}`,
-        transferred: sql`${h.transferred} + ${of(d.dt)}`,
-        waited: sql`${h.waited} + ${of(d.dw)}`,
-        waitMs: sql`${h.waitMs} + ${of(d.dwm)}`,
-        waitHist: moveCount(h.waitHist, of(d.owb), of(d.nwb)),
-        serviced: sql`${h.serviced} + ${of(d.dsv)}`,
-        serviceMs: sql`${h.serviceMs} + ${of(d.dsm)}`,
-        serviceHist: moveCount(h.serviceHist, of(d.osb), of(d.nsb)),
-        estimated: sql`${h.estimated} + ${of(d.de)}`,
-        estimateErrorMs: sql`${h.estimateErrorMs} + ${of(d.dem)}`,
-        estimateBiasMs: sql`${h.estimateBiasMs} + ${of(d.deb)}`,
-        estimateErrorHist: moveCount(h.estimateErrorHist, of(d.oeb), of(d.neb)),
-        ...channels,
-      })
-      .from(d)
-      .where(and(eq(h.queueId, p.queueId), eq(h.hourStart, integer(p.hourStart))))
-      .prepare();
-  },
-);
+      ...channelSums,
+    })
+    .from(t)
+    .groupBy(sql`t.hour_start`)
+    .as("d");
+  // A field of `d` named with its table (Drizzle would write the alias alone).
+  const of = (name: string) => sql`${sql.identifier("d")}.${sql.identifier(name)}`;
+  const channels = Object.fromEntries(
+    ANALYTICS_CHANNELS.flatMap((channel) =>
+      CHANNEL_METRICS.map((metric) => {
+        const column = hourlyColumn(channelColumn(channel, metric));
+        return [column.name, sql`${column} + ${of(column.name)}`];
+      }),
+    ),
+  );
+  return db
+    .with(t)
+    .update(h)
+    .set({
+      created: sql`${h.created} + ${of("dc")}`,
+      served: sql`${h.served} + ${of("ds")}`,
+      noShow: sql`${h.noShow} + ${of("dn")}`,
+      cancelled: sql`${h.cancelled} + ${of("dx")}`,
+      transferred: sql`${h.transferred} + ${of("dt")}`,
+      waited: sql`${h.waited} + ${of("dw")}`,
+      waitMs: sql`${h.waitMs} + ${of("dwm")}`,
+      waitHist: movedCounts(h.waitHist, "owb", "nwb"),
+      serviced: sql`${h.serviced} + ${of("dsv")}`,
+      serviceMs: sql`${h.serviceMs} + ${of("dsm")}`,
+      serviceHist: movedCounts(h.serviceHist, "osb", "nsb"),
+      estimated: sql`${h.estimated} + ${of("de")}`,
+      estimateErrorMs: sql`${h.estimateErrorMs} + ${of("dem")}`,
+      estimateBiasMs: sql`${h.estimateBiasMs} + ${of("deb")}`,
+      estimateErrorHist: movedCounts(h.estimateErrorHist, "oeb", "neb"),
+      ...channels,
+    })
+    .from(d)
+    .where(and(eq(h.queueId, p.queueId), sql`${h.hourStart} = ${of("hour_start")}`))
+    .prepare();
+});
 
 /** A fact column read from its place in a ticket's fact tuple (FACT_COLUMNS, factTuple). */
 function factAt(column: AnySQLiteColumn): SQL.Aliased {
@@ -265,7 +290,7 @@ export function analyticsDrainStatements(owner: Owner, tickets: readonly TicketF
   const owned = { queueId: owner.queue_id, organizationId: owner.organization_id };
   return [
     withValues(ensureHours, { ...owned, hours: JSON.stringify(hours) }),
-    ...facts.map((f) => withValues(applyDelta, { ...f, queueId: owner.queue_id })),
+    withValues(applyDeltas, { queueId: owner.queue_id, facts: JSON.stringify(facts.map(factTuple)) }),
     withValues(upsertFacts, { ...owned, facts: JSON.stringify(facts.map(factTuple)) }),
   ];
 }

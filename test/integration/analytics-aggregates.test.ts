@@ -126,4 +126,40 @@ describe("analytics aggregates kept by the outbox drain", () => {
     expect(row.hour_start).toBe(Date.UTC(2026, 4, 2, 14));
     expect(start - row.hour_start).toBeLessThan(HOUR);
   });
+
+  it("one drain of many tickets, over two hours and several channels, some in the same buckets, counts what a rebuild counts", async () => {
+    const start = Date.UTC(2026, 5, 3, 9, 50);
+    testClock.set(start);
+    const f = await queueFixture("pro");
+    const op = { token: f.owner.token };
+    const customers = await Promise.all(Array.from({ length: 3 }, () => registerUser({ accountType: "customer" })));
+    // Hour 9: three app joins, two walk-ins and a VIP; hour 10: two more walk-ins.
+    for (const c of customers) expectOk(await call("POST", `/v1/queues/${f.queueId}/join`, { token: c.token }), 201);
+    for (let i = 0; i < 2; i++) expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { ...op, body: {} }), 201);
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/vip-ticket`, { ...op, body: {} }), 201);
+    testClock.set(start + 12 * MINUTE);
+    for (let i = 0; i < 2; i++) expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { ...op, body: {} }), 201);
+    await settle(f.queueId);
+    // Then, all in one drain: four calls a minute apart (two waits share a bucket with the same
+    // wait), two served, one skipped, one cancelled.
+    const called: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      testClock.set(start + (14 + (i < 2 ? 0 : i)) * MINUTE);
+      called.push(expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, op)).id);
+    }
+    testClock.set(start + 20 * MINUTE);
+    for (const id of called.slice(0, 2)) {
+      expectOk(await call("POST", `/v1/tickets/${id}/serve`, op));
+      expectOk(await call("POST", `/v1/tickets/${id}/complete`, op));
+    }
+    expectOk(await call("POST", `/v1/tickets/${called[2]}/skip-absent`, op));
+    expectOk(await call("POST", `/v1/tickets/${called[3]}/cancel`, op));
+    await settle(f.queueId);
+
+    const drained = await hourlyRows(f.queueId);
+    expect(drained.map((r) => r.created)).toEqual([6, 2]);
+    expect(Object.values(drained[0].wait_hist as Record<string, number>).reduce((a, b) => a + b, 0)).toBe(4);
+    await rebuildAnalytics(depsOf(env), f.organizationId, [f.queueId]);
+    expect(await hourlyRows(f.queueId)).toEqual(drained);
+  });
 });

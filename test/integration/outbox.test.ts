@@ -76,6 +76,8 @@ describe("outbox → D1 projection and EVENTS", () => {
       spy.mockRestore();
     }
     expect(batched.filter((q) => /^insert into "tickets"/i.test(q))).toHaveLength(1);
+    // And the analytics: one statement moves the hour's figures for every ticket of the drain.
+    expect(batched.filter((q) => /update "analytics_hourly"/i.test(q))).toHaveLength(1);
     for (const id of ids) {
       const { cfg, ticket } = await roomRows(f.queueId, id);
       const row = await env.DB.prepare(
