@@ -37,7 +37,7 @@ import { parseAnswers, toView, type RoomViews } from "./views";
 // the queue-level settings. Each runs inside the room's one change path (QueueRoom.mutate),
 // so it may refuse at any point and nothing it wrote remains.
 
-const CALL_HISTORY = 100;
+export const CALL_HISTORY = 100;
 const MINUTE_MS = 60_000;
 
 export class Commands {

@@ -351,13 +351,14 @@ export class RoomStore {
   recordCall(at: number, operatorId: string, keep: number): void {
     this.sql.exec("INSERT INTO calls (at, operator_id) VALUES (?, ?)", at, operatorId);
     this.sql.exec("DELETE FROM calls WHERE seq <= (SELECT MAX(seq) FROM calls) - ?", keep);
-    delete this.kept.calls;
+    // The kept copy moves as the table did: the new call last, the last `keep` calls left.
+    if (this.kept.calls) this.kept.calls = [...this.kept.calls, { at, operatorId }].slice(-keep);
   }
 
-  /** The recent calls (the wait estimate's pace), kept between reads: written only by recordCall. Not to be changed by the caller. */
+  /** The recent calls (the wait estimate's pace), oldest first, kept between reads: written only by recordCall. Not to be changed by the caller. */
   calls(): readonly CallRecord[] {
     return (this.kept.calls ??= this.sql
-      .exec<{ at: number; operator_id: string }>("SELECT at, operator_id FROM calls")
+      .exec<{ at: number; operator_id: string }>("SELECT at, operator_id FROM calls ORDER BY seq")
       .toArray()
       .map((c) => ({ at: c.at, operatorId: c.operator_id })));
   }

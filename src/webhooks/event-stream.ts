@@ -8,12 +8,13 @@ import { chunk } from "../db/client";
 import { batchWrites, preparedWrite, withValues } from "../db/prepared";
 import { organizationEvents } from "../db/schema";
 import type { DomainEventMessage, EventType } from "../domain/events";
-import { eventPayload, splitPersonalData, type PayloadReader, type WebhookPayload } from "../domain/webhooks";
+import { eventPayload, splitPersonalData, type PayloadReader, type PersonalFields, type WebhookPayload } from "../domain/webhooks";
 import { sealSecret } from "../lib/secret-box";
 import { readStoredEvent } from "./stored-events";
 import { DAY } from "../lib/time";
 import type { PendingStart, StreamStart } from "./event-hub";
 import type { Deps } from "../http/deps";
+import type { Env } from "../env";
 
 /** How long events can be read back: a reconnect within a day loses nothing. */
 export const EVENT_HISTORY_MS = DAY;
@@ -71,12 +72,33 @@ const pruneEvents = preparedWrite(["before"], (db, p) =>
  * data (issue 40, docs/security.md): the phone masked, no e-mail; the full values are sealed
  * apart in `personal_sealed`, opened only for a reader that receives them (`readStoredEvent`).
  */
+/**
+ * Personal fields that are all null (a ticket without a phone: `{"phone":null}`) hide nothing: they
+ * are sealed once per isolate and key, and that sealed text is stored for each such event (issue
+ * 43: sealing the same nothing for every event cost a call-next 0.2 ms). Fields holding a value
+ * are sealed each time, with their own IV.
+ */
+const sealedNothing = new Map<string, Promise<string>>();
+
+function sealPersonal(env: Env, personal: PersonalFields): Promise<string> {
+  const plain = JSON.stringify(personal);
+  if (Object.values(personal).some((value) => value !== null)) return sealSecret(env, plain);
+  const key = `${env.SECRETS_KEY_ID ?? ""}.${env.SECRETS_KEY ?? ""}\n${plain}`;
+  let sealed = sealedNothing.get(key);
+  if (!sealed) {
+    sealed = sealSecret(env, plain);
+    sealedNothing.set(key, sealed);
+    sealed.catch(() => sealedNothing.delete(key));
+  }
+  return sealed;
+}
+
 export async function recordEvents({ env }: Deps, events: readonly DomainEventMessage[], at: number): Promise<void> {
   if (events.length === 0) return;
   const rows = await Promise.all(
     events.map(async (e) => {
       const { masked, personal } = splitPersonalData(eventPayload(e));
-      const sealed = personal === null ? null : await sealSecret(env, JSON.stringify(personal));
+      const sealed = personal === null ? null : await sealPersonal(env, personal);
       return [e.id, e.organizationId, e.type, e.queueId, JSON.stringify(masked), sealed];
     }),
   );

@@ -208,4 +208,28 @@ describe("the event store (organization_events)", () => {
     expect(afterRead.phone ?? null).toBeNull();
     expect(JSON.stringify(afterRead)).not.toContain(PHONE.slice(3));
   });
+
+  it("an event without a phone seals its null phone once per isolate (the same text for each); a phone is sealed apart each time", async () => {
+    const f = await queueFixture("pro");
+    captured = capture();
+    for (let i = 0; i < 3; i++)
+      expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token, body: {} }), 201);
+    for (let i = 0; i < 2; i++)
+      expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token, body: { phone: PHONE } }), 201);
+    await feedEvents(await eventsOf(captured, f.queueId));
+    const raw = await env.DB.prepare(
+      "SELECT payload, personal_sealed FROM organization_events WHERE organization_id = ? AND type = 'ticket.created' ORDER BY seq",
+    )
+      .bind(f.organizationId)
+      .all<{ payload: string; personal_sealed: string }>();
+    const sealed = raw.results.map((r) => r.personal_sealed);
+    expect(sealed).toHaveLength(5);
+    for (const text of sealed) expect(text).toMatch(/^sbx1\./);
+    // The three without a phone: one sealed text; the two with: two texts, neither the other's.
+    expect(new Set(sealed.slice(0, 3)).size).toBe(1);
+    expect(new Set(sealed.slice(2)).size).toBe(3);
+    const { key } = await createApiKey(f.owner, f.organizationId, ["manage:webhooks", "read:personal_data"]);
+    const read = expectOk(await call("GET", "/v1/events?types=ticket.created", { apiKey: key })).map((e: any) => e.data.phone);
+    expect(read).toEqual([null, null, null, PHONE, PHONE]);
+  });
 });

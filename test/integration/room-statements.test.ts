@@ -3,6 +3,8 @@ import { describe, expect, it, vi } from "vitest";
 import { call, expectOk } from "../helpers/api";
 import { room, settle } from "../helpers/catalog";
 import { queueFixture, registerUser } from "../helpers/fixtures";
+import { testClock } from "../helpers/clock";
+import { CALL_HISTORY } from "../../src/queue-room/commands";
 
 // Issue 43: what a join and a call-next ask of the room's SQLite. Each statement costs the room
 // its own overhead (0.1-0.2 ms under wrangler dev), so the room keeps its row and the rules'
@@ -35,7 +37,7 @@ const BLOCKS = /FROM room_blocks/;
 const APPOINTMENT_WAITING = "SELECT 1 FROM tickets WHERE status = 'waiting' AND kind = 'appointment' LIMIT 1";
 const WATCHERS = /FROM (ticket|widget)_watchers/;
 const OUTBOX_COUNT = "SELECT COUNT(*) AS n FROM outbox";
-const CALLS = "SELECT at, operator_id FROM calls";
+const CALLS = "SELECT at, operator_id FROM calls ORDER BY seq";
 const FRONT_WALK = /^SELECT id, source, present_at, transferring_to FROM tickets WHERE status = 'waiting'/;
 
 describe("the room's statements", () => {
@@ -72,8 +74,8 @@ describe("the room's statements", () => {
     expect(ran.filter((q) => q === APPOINTMENT_WAITING)).toEqual([]);
     expect(ran.filter((q) => FRONT_WALK.test(q))).toEqual([]);
     expect(ran.filter((q) => WATCHERS.test(q) || q === OUTBOX_COUNT)).toEqual([]);
-    // The call changed the pace: read once after it.
-    expect(ran.filter((q) => q === CALLS)).toHaveLength(1);
+    // The call changed the pace, and the room's copy moved with it: no read.
+    expect(ran.filter((q) => q === CALLS)).toEqual([]);
   });
 
   it("the widget's status counts the line from its counters and reads neither the room row nor the pace again", async () => {
@@ -91,6 +93,39 @@ describe("the room's statements", () => {
     // A change moves the counters the next status reads.
     expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
     expect(await statusOf()).toMatchObject({ waitingCount: 1, nowServing: [expect.any(String), called.displayCode] });
+  });
+
+  it("the pace the room keeps after its calls is the pace its table gives: the last calls, in order, past the history's length", async () => {
+    const start = Date.UTC(2026, 6, 1, 9);
+    testClock.set(start);
+    const f = await queueFixture("pro");
+    for (let i = 0; i < 12; i++) expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    const statusOf = async () => expectOk(await call("GET", `/v1/widget/queue/${f.queueId}/status`));
+    // Calls at an uneven pace, the status read between them (the room keeps its copy of the pace).
+    for (let i = 0; i < 6; i++) {
+      testClock.set(start + (i * 40 + (i % 3) * 15) * 1000);
+      expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+      await statusOf();
+    }
+    const kept = await statusOf();
+    expect(kept.waitingCount).toBe(6);
+    expect(kept.estimatedWaitMinutes).toBeGreaterThan(0);
+    // The same room with its kept copies dropped: everything read again from its tables.
+    type Store = { forget(): void; recordCall(at: number, operatorId: string, keep: number): void; calls(): readonly unknown[] };
+    const storeOf = (object: unknown) => Reflect.get(object as object, "store") as Store;
+    await runInDurableObject(room(f.queueId), (object) => storeOf(object).forget());
+    expect(await statusOf()).toEqual(kept);
+    // Past the history's length the copy keeps the last calls, as the table does.
+    const [copy, table] = await runInDurableObject(room(f.queueId), (object) => {
+      const store = storeOf(object);
+      store.calls();
+      for (let i = 0; i < CALL_HISTORY + 5; i++) store.recordCall(start + i, `op_${i}`, CALL_HISTORY);
+      const copy = store.calls();
+      store.forget();
+      return [copy, store.calls()];
+    });
+    expect(copy).toHaveLength(CALL_HISTORY);
+    expect(copy).toEqual(table);
   });
 
   it("a new copy of the rules and a new setting are obeyed by the very next join: closed, then open, then full", async () => {
