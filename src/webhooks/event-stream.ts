@@ -9,12 +9,11 @@ import { batchWrites, preparedWrite, withValues } from "../db/prepared";
 import { organizationEvents } from "../db/schema";
 import type { DomainEventMessage, EventType } from "../domain/events";
 import { eventPayload, splitPersonalData, type PayloadReader, type PersonalFields, type WebhookPayload } from "../domain/webhooks";
-import { sealSecret } from "../lib/secret-box";
+import { sealSecret, type SecretBoxEnv } from "../lib/secret-box";
 import { readStoredEvent } from "./stored-events";
 import { DAY } from "../lib/time";
 import type { PendingStart, StreamStart } from "./event-hub";
 import type { Deps } from "../http/deps";
-import type { Env } from "../env";
 
 /** How long events can be read back: a reconnect within a day loses nothing. */
 export const EVENT_HISTORY_MS = DAY;
@@ -80,7 +79,7 @@ const pruneEvents = preparedWrite(["before"], (db, p) =>
  */
 const sealedNothing = new Map<string, Promise<string>>();
 
-function sealPersonal(env: Env, personal: PersonalFields): Promise<string> {
+function sealPersonal(env: SecretBoxEnv, personal: PersonalFields): Promise<string> {
   const plain = JSON.stringify(personal);
   if (Object.values(personal).some((value) => value !== null)) return sealSecret(env, plain);
   const key = `${env.SECRETS_KEY_ID ?? ""}.${env.SECRETS_KEY ?? ""}\n${plain}`;
