@@ -671,7 +671,7 @@ export class Commands {
   ): { row: TicketRow; position: number | null } {
     const used = cfg.max_capacity === null ? 0 : this.store.capacityUsed();
     let row = this.store.insert(newTicketId(cfg.queue_id), input, at, recoveredFromId);
-    const position = this.store.positionOf(row, at);
+    const position = this.store.positionAtBack(row, at);
     if ((position ?? Infinity) <= ALMOST_CALLED_AHEAD + 1) {
       this.store.markAlmostCalled(row.id);
       row = { ...row, almost_called_sent: 1 };

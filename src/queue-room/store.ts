@@ -275,6 +275,19 @@ export class RoomStore {
     return before + ahead + 1;
   }
 
+  /**
+   * The position of a ticket `insert` just placed: at the back of its lane, since its order key
+   * (its number, or the priority lane's next sequence) is past every key given before (placeFor,
+   * regularPlaceOf and nextPrioritySeq keep every waiting key below them). So the line's counters
+   * alone answer it, without counting the tickets behind (issue 43: a statement of every join).
+   */
+  positionAtBack(row: TicketRow, at: number = now()): number | null {
+    if (row.status !== "waiting" || this.appointmentWaiting()) return this.positionOf(row, at);
+    let position = 0;
+    for (const c of this.lineCounts()) if (c.status === "waiting" && c.lane <= row.lane) position += c.tickets;
+    return position;
+  }
+
   // ---- the blend (docs/blend.md) -------------------------------------------------------------
 
   /** The queue's blend policy as the room's copy of the rules holds it; the defaults without one. */

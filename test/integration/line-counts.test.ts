@@ -56,4 +56,28 @@ describe("the line's counters", () => {
     const queue = expectOk(await call("GET", `/v1/queues/${f.queueId}`, owner));
     expect(queue.waitingCount).toBe(line.length);
   });
+
+  it("a new ticket's position, counted from the counters alone, is its rank after returns to the back, step-backs and VIP moves", async () => {
+    const f = await queueFixture("pro");
+    const owner = { token: f.owner.token };
+    const walkIn = async () => expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { ...owner, body: {} }), 201);
+    const vip = async () => expectOk(await call("POST", `/v1/queues/${f.queueId}/vip-ticket`, owner), 201);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await walkIn()).id);
+    const called = expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, owner));
+    // Sent to the back of the line, then the one now last steps back: keys between and past the others.
+    expectOk(await call("POST", `/v1/tickets/${called.id}/return`, { ...owner, body: { position: "last" } }));
+    expectOk(await call("POST", `/v1/tickets/${ids[3]}/step-back`, { ...owner, body: { places: 2 } }));
+    expectOk(await call("POST", `/v1/tickets/${ids[4]}/vip`, owner));
+    const second = expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, owner));
+    expectOk(await call("POST", `/v1/tickets/${second.id}/return`, { ...owner, body: { position: "first" } }));
+    const rankOf = async (id: string) => {
+      const line = expectOk(await call("GET", `/v1/queues/${f.queueId}/tickets?status=waiting&limit=100`, owner));
+      return line.findIndex((t: { id: string }) => t.id === id) + 1;
+    };
+    for (const join of [walkIn, vip, walkIn, vip, walkIn]) {
+      const joined = await join();
+      expect(joined.position).toBe(await rankOf(joined.id));
+    }
+  });
 });
