@@ -1,5 +1,6 @@
 import { and, count, desc, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import { chunk, database, nonEmpty } from "../db/client";
+import { batchReads, preparedRead, withValues } from "../db/prepared";
 import { subscriptions, webhookDeliveries, webhooks } from "../db/schema";
 import type { DomainEventMessage } from "../domain/events";
 import { entitlements } from "../domain/plans";
@@ -440,6 +441,23 @@ export async function sendTestEvent(deps: Deps, organizationId: string, webhookI
 const FAN_OUT_CHUNK = 50;
 
 /**
+ * The enabled subscriptions of the organizations named by a JSON array: built and prepared once
+ * per isolate (issue 43: the EVENTS consumer built this select through Drizzle for every batch).
+ */
+const enabledSubscriptionsRead = preparedRead(["organizationIds"], (db, p) =>
+  db
+    .select()
+    .from(webhooks)
+    .where(
+      and(
+        inArray(webhooks.organizationId, db.select({ id: sql`value` }).from(sql`json_each(${p.organizationIds})`)),
+        eq(webhooks.enabled, true),
+      ),
+    )
+    .prepare(),
+);
+
+/**
  * Fan-out of a batch of domain events to their organizations' enabled subscriptions for each
  * event's type. The subscriptions of every organization in the batch are read once (not once
  * per event: a batch of joins is one read), the deliveries inserted in one D1 batch, read back
@@ -452,14 +470,8 @@ export async function fanOutEvents({ db, env }: Deps, events: readonly DomainEve
   if (events.length === 0) return 0;
   const organizationIds = [...new Set(events.map((e) => e.organizationId))];
   const subscribed = new Map<string, WebhookRow[]>();
-  for (const ids of chunk(organizationIds, FAN_OUT_CHUNK)) {
-    const rows = await db
-      .select()
-      .from(webhooks)
-      .where(and(inArray(webhooks.organizationId, ids), eq(webhooks.enabled, true)))
-      .all();
-    for (const w of rows) subscribed.set(w.organizationId, [...(subscribed.get(w.organizationId) ?? []), w]);
-  }
+  const [enabled] = await batchReads(env.DB, [withValues(enabledSubscriptionsRead, { organizationIds: JSON.stringify(organizationIds) })]);
+  for (const w of enabled) subscribed.set(w.organizationId, [...(subscribed.get(w.organizationId) ?? []), w]);
   const rows: DeliveryRow[] = [];
   const fannedOut: DomainEventMessage[] = [];
   for (const event of events) {

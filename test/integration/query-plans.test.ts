@@ -73,8 +73,9 @@ async function scans(statements: string[]): Promise<{ sql: string; plan: string 
   for (const sql of statements) {
     const p = await plan(sql);
     const meant = MEANT_SCANS.filter((m) => m.statement.test(sql.trim())).map((m) => m.scan);
-    // `SCAN CONSTANT ROW` is a VALUES list, not a table.
-    const unmeant = p.split(" | ").filter((step) => /^SCAN (?!CONSTANT ROW)/.test(step) && !meant.includes(step));
+    // `SCAN CONSTANT ROW` is a VALUES list, and `SCAN json_each VIRTUAL TABLE` the rows of a JSON
+    // parameter (the statement's own input): neither is a table.
+    const unmeant = p.split(" | ").filter((step) => /^SCAN (?!CONSTANT ROW|json_each VIRTUAL TABLE)/.test(step) && !meant.includes(step));
     if (unmeant.length > 0) found.push({ sql: sql.replace(/\s+/g, " "), plan: p });
   }
   return found;
@@ -103,14 +104,29 @@ describe("hot queries use their indexes", () => {
     // A batch as the EVENTS consumer gets it: joins of two organizations, interleaved.
     const events = [subscribed.id, unsubscribed.id, subscribed.id, unsubscribed.id, subscribed.id, unsubscribed.id].map(event);
     let queuedCount = 0;
-    const prepared = await preparedDuring(async () => {
-      queuedCount = await fanOutEvents(depsOf(env), events, Date.now());
+    // The statements run in D1 batches (the subscriptions' read is prepared once per isolate, then bound).
+    const batched: string[] = [];
+    const batch = env.DB.batch.bind(env.DB);
+    const batchSpy = vi.spyOn(env.DB, "batch").mockImplementation((statements: D1PreparedStatement[]) => {
+      for (const st of statements) batched.push(String(Reflect.get(st, "statement")));
+      return batch(statements);
     });
+    let prepared: string[] = [];
+    try {
+      prepared = await preparedDuring(async () => {
+        queuedCount = await fanOutEvents(depsOf(env), events, Date.now());
+      });
+    } finally {
+      batchSpy.mockRestore();
+    }
     expect(queuedCount).toBe(3);
 
-    // One read of the subscriptions for the six events (it was one per event).
-    const subscriptionReads = prepared.filter((s) => /from "?webhooks"?\s+where/i.test(s));
-    expect(subscriptionReads, prepared.join("\n")).toHaveLength(1);
+    // One read of the subscriptions for the six events (it was one per event), built once.
+    const subscriptions = /from "?webhooks"?\s+where/i;
+    expect(
+      batched.filter((s) => subscriptions.test(s)),
+      batched.join("\n"),
+    ).toHaveLength(1);
     // The subscribed organization's three events got a delivery each, queued in one send; the other's none.
     const stored = await env.DB.prepare("SELECT event_id, organization_id FROM webhook_deliveries WHERE event_id IN (?, ?, ?, ?, ?, ?)")
       .bind(...events.map((e) => e.id))
