@@ -42,6 +42,7 @@ export class QueueRoom extends Room {
       ledger: {
         take: async (organizationId, at, limit) => ledgerOf(organizationId).take(organizationId, at, limit),
         refund: async (organizationId, period) => ledgerOf(organizationId).refund(period),
+        record: async (organizationId, room, seq, counts) => ledgerOf(organizationId).record(organizationId, room, seq, counts),
       },
       catalog: { queueFacts: (queueId) => queueFacts(env, queueId) },
     });

@@ -37,6 +37,12 @@ export interface LedgerStore {
   writeTickets(organizationId: string, counts: readonly { period: string; used: number }[]): Promise<void>;
 }
 
+/** A room's count of the joins of one month it has not reported yet (`record`). */
+export interface TalliedJoins {
+  period: string;
+  joins: number;
+}
+
 type PeriodRow = {
   period: string;
   used: number;
@@ -96,9 +102,29 @@ export class OrganizationLedger extends DurableObject<Env> {
     this.scheduleFlush();
   }
 
+  /**
+   * The joins a room counted itself, by month: under an unlimited plan there is nothing to
+   * refuse, so the room takes no unit on a join's path and reports its count with its drain
+   * (queue-room/quota-tally.ts, issue 43). `seq` numbers the room's reports: one sent again
+   * (its answer was lost) is applied once.
+   */
+  async record(organizationId: string, room: string, seq: number, counts: readonly TalliedJoins[]): Promise<void> {
+    for (const { period } of counts) await this.load(organizationId, period);
+    // No await from here to the writes: the sequence check and the counts are one step.
+    const last = this.sql.exec<{ seq: number }>("SELECT seq FROM room_reports WHERE room = ?", room).toArray()[0]?.seq ?? 0;
+    if (seq <= last) return;
+    this.ctx.storage.transactionSync(() => {
+      for (const { period, joins } of counts) {
+        this.count(period, "UPDATE ticket_periods SET used = used + ? WHERE period = ? RETURNING used", joins);
+      }
+      this.sql.exec("INSERT INTO room_reports (room, seq) VALUES (?, ?) ON CONFLICT (room) DO UPDATE SET seq = excluded.seq", room, seq);
+    });
+    this.scheduleFlush();
+  }
+
   /** Writes a month's count with `update` (it answers the new count) and keeps what was written. */
-  private count(period: string, update: string): void {
-    const row = this.sql.exec<{ used: number }>(update, period).toArray()[0];
+  private count(period: string, update: string, ...before: number[]): void {
+    const row = this.sql.exec<{ used: number }>(update, ...before, period).toArray()[0];
     if (row) this.used.set(period, row.used);
   }
 

@@ -8,6 +8,14 @@ import type { QueueFacts, RoomError } from "./types";
 export interface QuotaLedger {
   take(organizationId: string, at: number, limit: number | null): Promise<Result<{ period: string }, RoomError>>;
   refund(organizationId: string, period: string): Promise<void>;
+  /** The joins this room counted itself under an unlimited plan (quota-tally.ts), report `seq` of `room`. */
+  record(organizationId: string, room: string, seq: number, counts: TalliedJoins[]): Promise<void>;
+}
+
+/** A room's count of the joins of one month (YYYY-MM) not reported to the ledger yet. */
+export interface TalliedJoins {
+  period: string;
+  joins: number;
 }
 
 /** The catalog (D1's queues): a socket subscribing to another queue, or a visitor's ticket, needs its facts. */

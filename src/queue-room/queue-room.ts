@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { now } from "../lib/clock";
+import { utcMonth } from "../lib/time";
 import { ARCHIVE_RETRY_MS, RoomArchive } from "./archive";
 import { Commands } from "./commands";
 import {
@@ -24,6 +25,7 @@ import { Refusal, refuse } from "./refusals";
 import { RemoteJoins } from "./remote";
 import { RoomRules } from "./rules";
 import { migrateRoom } from "./schema";
+import { QuotaTally } from "./quota-tally";
 import type { RoomPorts } from "./ports";
 import { RoomSockets } from "./sockets";
 import { eraseSubject, subjectTickets } from "./subjects";
@@ -75,6 +77,7 @@ export class QueueRoom extends DurableObject<Env> {
   private readonly followers: TicketFollowers;
   private readonly rules: RoomRules;
   private readonly visitRoutes: VisitRoutes;
+  private readonly tally: QuotaTally;
   /**
    * When the alarm this instance last set will fire (wall clock); null once it began to run.
    * A change finds the drain already armed within DRAIN_DELAY_MS and leaves it: a burst of
@@ -109,6 +112,7 @@ export class QueueRoom extends DurableObject<Env> {
       refuse,
     });
     this.commands = new Commands(this.store, this.views, this.remote);
+    this.tally = new QuotaTally(sql, (fn) => this.transaction(fn));
     this.handOffs = new HandOffs(this.store, (fn) => this.transaction(fn), {
       mutate: (at, fn) => this.mutate(at, fn),
       existing: (id) => this.commands.existing(id),
@@ -454,9 +458,27 @@ export class QueueRoom extends DurableObject<Env> {
     if (!admitted.ok || admitted.value !== null) return admitted.ok ? { ok: true, value: admitted.value! } : admitted;
     const allowed = this.read(() => this.rules.assertJoin(at, rulesVersion, rowMayBeKept));
     if (!allowed.ok) return allowed;
+    // An unlimited plan has no quota to refuse the join: the room counts it in the join's own
+    // transaction and reports it with its drain (quota-tally.ts), no hop to the ledger.
+    if (allowed.value.ticketsPerMonth === null) {
+      return this.change(
+        at,
+        () => {
+          const cfg = this.configured();
+          const again = this.checkedIn(cfg, input, at);
+          if (again !== null) return again;
+          const ticket = create(cfg);
+          this.tally.count(utcMonth(at).key);
+          return ticket;
+        },
+        { announce: false },
+      );
+    }
     const rulesChecked = this.rules.generation;
     const { ledger } = this.ports;
     const organizationId = this.configured().organization_id;
+    // Joins counted here before the plan had a limit reach the ledger before it judges this one.
+    if (this.tally.pending()) await this.reportJoins();
     const unit = await ledger.take(organizationId, at, allowed.value.ticketsPerMonth);
     if (!unit.ok) return unit;
     let joined: RoomResult<TicketView>;
@@ -547,6 +569,13 @@ export class QueueRoom extends DurableObject<Env> {
       await this.setAlarm(Date.now() + DELIVERY_RETRY_MS);
       return;
     }
+    try {
+      await this.reportJoins();
+    } catch (err) {
+      console.warn(`queue room: joins not reported to the ledger, retrying in ${DELIVERY_RETRY_MS / 1000} s: ${describe(err)}`);
+      await this.setAlarm(Date.now() + DELIVERY_RETRY_MS);
+      return;
+    }
     const failed = await this.settle(this.handOffs.stale(now()), now());
     let more = false;
     try {
@@ -559,6 +588,13 @@ export class QueueRoom extends DurableObject<Env> {
       return;
     }
     this.armAlarm(failed > 0 ? HAND_OFF_RETRY_MS : 0);
+  }
+
+  /** Sends the joins this room counted itself to the organization's ledger (quota-tally.ts). */
+  private async reportJoins(): Promise<void> {
+    const cfg = configuredOf(this.store.room());
+    if (cfg === null) return;
+    await this.tally.report((seq, counts) => this.ports.ledger.record(cfg.organization_id, cfg.queue_id, seq, counts));
   }
 
   private setAlarm(at: number): Promise<void> {

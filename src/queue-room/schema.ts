@@ -231,6 +231,11 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   // opens): an index of appointments alone is not written by a walk-in's join or by its calls.
   `DROP INDEX tickets_status_kind;
    CREATE INDEX tickets_appointments ON tickets (status) WHERE kind = 'appointment';`,
+  // Issue 43: the joins the room counted itself under an unlimited plan (quota-tally.ts), by
+  // month, and the numbered report being sent to the organization's ledger.
+  `CREATE TABLE quota_tally (period TEXT PRIMARY KEY, joins INTEGER NOT NULL);
+   CREATE TABLE quota_report (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, counts TEXT);
+   INSERT INTO quota_report (id, seq) VALUES (1, 0);`,
 ];
 
 /** Runs the steps this room has not applied yet (src/lib/storage-migrations.ts). */

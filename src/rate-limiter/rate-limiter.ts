@@ -86,12 +86,23 @@ export interface SessionAdmission {
 const PRUNE_EVERY_MS = 60 * 60_000;
 
 /**
+ * A user's session requests are counted exactly in memory while the storage holds a ceiling at
+ * or above the count, raised this many requests ahead (issue 43): a write, and the commit behind
+ * it, on every session request was the user's object's main cost on a join or a call-next. An
+ * object started again (evicted, restarted) counts from the ceiling: in that window it may refuse
+ * up to this many requests early, never let one too many through.
+ */
+export const SESSION_COUNT_RESERVE = 20;
+
+/**
  * Exact fixed-window counters for one subject (an API key, an IP, an email). A Durable
  * Object runs one call at a time and these calls never await, so concurrent requests are
  * counted exactly, which the platform's rate-limit binding does not promise.
  */
 export class RateLimiter extends DurableObject<Env> {
   private pruneScheduled = false;
+  /** Counts below their stored ceiling (`SESSION_COUNT_RESERVE`), by rule name. */
+  private readonly kept = new Map<string, { start: number; count: number; ceiling: number }>();
   /** A user's object (`user:<id>`) also holds the user's sessions and memberships (./caller-access.ts). */
   private readonly access = new CallerAccess(this.ctx.storage);
 
@@ -127,7 +138,7 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   private counted(verdict: AccessVerdict, rules: WindowRule[], at: number): SessionAdmission {
-    return { verdict, decision: verdict.state === "valid" ? this.decide(rules, at, true) : null };
+    return { verdict, decision: verdict.state === "valid" ? this.decide(rules, at, true, SESSION_COUNT_RESERVE) : null };
   }
 
   /** Counts one request if every window has room; a refused request counts nowhere. */
@@ -142,10 +153,7 @@ export class RateLimiter extends DurableObject<Env> {
 
   /** Counts one event without refusing (e.g. a failed login). */
   record(rules: WindowRule[], at: number): void {
-    for (const rule of rules) {
-      const counter = this.counter(rule, at);
-      this.ctx.storage.kv.put(rule.name, { start: counter.start, count: counter.count + 1, end: counter.start + rule.windowMs });
-    }
+    for (const rule of rules) this.write(rule, this.counter(rule, at), 1, 0);
     this.schedulePrune();
   }
 
@@ -272,21 +280,38 @@ export class RateLimiter extends DurableObject<Env> {
     void this.ctx.storage.getAlarm().then((alarm) => (alarm === null ? this.ctx.storage.setAlarm(Date.now() + PRUNE_EVERY_MS) : undefined));
   }
 
-  private counter(rule: WindowRule, at: number): Counter {
+  /**
+   * The window's count: the one kept in memory while the storage still holds the ceiling written
+   * with it, else the stored one (a ceiling after a restart: never below the true count; or a
+   * count written by a test).
+   */
+  private counter(rule: WindowRule, at: number): Counter & { ceiling: number } {
     const start = at - (at % rule.windowMs);
     const stored = this.ctx.storage.kv.get<Counter>(rule.name);
-    return stored && stored.start === start ? stored : { start, count: 0 };
+    const ceiling = stored && stored.start === start ? stored.count : 0;
+    const kept = this.kept.get(rule.name);
+    const count = kept && kept.start === start && kept.ceiling === ceiling ? kept.count : ceiling;
+    return { start, count, ceiling };
   }
 
-  private decide(rules: WindowRule[], at: number, count: boolean): RateDecision {
+  /** Counts `by` more in the window; the storage is written when the count passes its ceiling, `reserve` ahead. */
+  private write(rule: WindowRule, counter: Counter & { ceiling: number }, by: number, reserve: number): void {
+    counter.count += by;
+    if (counter.count > counter.ceiling || reserve === 0) {
+      counter.ceiling =
+        rule.limit === null ? counter.count + reserve : Math.max(counter.count, Math.min(counter.count + reserve, rule.limit));
+      this.ctx.storage.kv.put(rule.name, { start: counter.start, count: counter.ceiling, end: counter.start + rule.windowMs });
+    }
+    if (counter.ceiling === counter.count) this.kept.delete(rule.name);
+    else this.kept.set(rule.name, { start: counter.start, count: counter.count, ceiling: counter.ceiling });
+  }
+
+  private decide(rules: WindowRule[], at: number, count: boolean, reserve = 0): RateDecision {
     const counters = rules.map((rule) => ({ rule, counter: this.counter(rule, at) }));
     const refusing = counters.filter(({ rule, counter }) => rule.limit !== null && counter.count >= rule.limit);
     const allowed = refusing.length === 0;
     if (allowed && count) {
-      for (const { rule, counter } of counters) {
-        counter.count += 1;
-        this.ctx.storage.kv.put(rule.name, { ...counter, end: counter.start + rule.windowMs });
-      }
+      for (const { rule, counter } of counters) this.write(rule, counter, 1, reserve);
       this.schedulePrune();
     }
     const windows = counters.map(({ rule, counter }) => ({

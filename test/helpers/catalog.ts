@@ -84,10 +84,24 @@ export async function outboxSize(queueId: string): Promise<number> {
   );
 }
 
-/** Drains the room's outbox to D1 and the queue until it is empty (alarms may also fire on their own). */
+/** Joins the room counted itself and has not had acknowledged by the ledger (src/queue-room/quota-tally.ts). */
+export async function talliedJoinsPending(queueId: string): Promise<number> {
+  return runInDurableObject(room(queueId), (_instance, state) => {
+    const sql = state.storage.sql;
+    const counting = sql.exec<{ n: number }>("SELECT COALESCE(SUM(joins), 0) AS n FROM quota_tally").one().n;
+    const report = sql.exec<{ counts: string | null }>("SELECT counts FROM quota_report").one().counts;
+    const sending = report === null ? 0 : (JSON.parse(report) as { joins: number }[]).reduce((sum, c) => sum + c.joins, 0);
+    return counting + sending;
+  });
+}
+
+/**
+ * Drains the room's outbox to D1 and the queue until it is empty, and its counted joins to the
+ * ledger (alarms may also fire on their own).
+ */
 export async function settle(queueId: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    if ((await outboxSize(queueId)) === 0) return;
+    if ((await outboxSize(queueId)) === 0 && (await talliedJoinsPending(queueId)) === 0) return;
     const ran = await runDurableObjectAlarm(room(queueId));
     if (!ran) await new Promise((r) => setTimeout(r, 10));
   }

@@ -1,8 +1,9 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
 import { testClock } from "../helpers/clock";
-import type { RateLimiter } from "../../src/rate-limiter/rate-limiter";
+import { SESSION_COUNT_RESERVE, type RateLimiter } from "../../src/rate-limiter/rate-limiter";
+import { SESSION_LIMIT_PER_MINUTE } from "../../src/http/rate-limit";
 import type { AccessVerdict } from "../../src/rate-limiter/caller-access";
 import { insertPreviousFormatSession, meterBindings } from "../helpers/credentials";
 import {
@@ -319,6 +320,37 @@ describe("the per-user limit, counted in the same call", () => {
     expect(ok.map((r) => Number(r.headers.get("X-RateLimit-Remaining"))).sort((a, b) => a - b)).toEqual(
       Array.from({ length: 10 }, (_, i) => i),
     );
+  });
+});
+
+describe("the per-user count's storage (issue 43: no write on most session requests)", () => {
+  it("holds a ceiling 20 requests ahead of the count; an object started again counts from it, early never late", async () => {
+    testClock.set("2026-03-02T10:10:00.000Z");
+    const user = await registerUser();
+    const start = Date.parse("2026-03-02T10:10:00.000Z");
+    const object = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`user:${user.id}`));
+    const stored = () => runInDurableObject(object, (_instance, state) => state.storage.kv.get<{ start: number; count: number }>("minute"));
+    const remaining = async () => {
+      const answer = await call("GET", "/v1/auth/me", { token: user.token });
+      expectOk(answer);
+      return Number(answer.headers.get("X-RateLimit-Remaining"));
+    };
+    const first = await remaining();
+    const counted = SESSION_LIMIT_PER_MINUTE - first;
+    // The first count of the window wrote its ceiling, SESSION_COUNT_RESERVE ahead; the next
+    // requests up to it write nothing and are still counted exactly.
+    expect(counted).toBeLessThanOrEqual(SESSION_COUNT_RESERVE);
+    expect(await stored()).toMatchObject({ start, count: 1 + SESSION_COUNT_RESERVE });
+    const ceiling = (await stored())!.count;
+    const before = await remaining();
+    expect(before).toBe(first - 1);
+    expect((await stored())!.count).toBe(ceiling);
+    // Started again, the object knows only the ceiling: it counts from there (at most the
+    // reserve early), never from below the requests it let through.
+    await abortAllDurableObjects();
+    const after = await remaining();
+    expect(after).toBe(SESSION_LIMIT_PER_MINUTE - ceiling - 1);
+    expect(after).toBeLessThan(before);
   });
 });
 
