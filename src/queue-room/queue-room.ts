@@ -216,11 +216,14 @@ export class QueueRoom extends DurableObject<Env> {
       return { expired: result.ok ? result.value : 0, nextDeadline: this.commands.nextDeadline(), gone: false };
     },
     // A new copy of the rules (tickets/room-rules.ts); an older one than the room holds is ignored.
-    applyRules: (c) => {
+    applyRules: async (c) => {
       if (this.store.room().retired_at !== null) return false;
       const applied = this.transaction(() => this.rules.apply(c.copy));
       // The blend policy travels in the copy: the store's kept one is read again.
       if (applied) this.store.forget();
+      // A plan that gained a limit: the joins counted here without one reach the ledger before
+      // the change is acknowledged (quota-tally.ts; docs/room-rules.md, "Quota").
+      if (applied && c.copy.ticketsPerMonth !== null && this.tally.pending()) await this.reportJoins();
       return applied;
     },
     join: (c) => this.join(c.input, c.at, c.tokenHash, c.rulesVersion, c.rowMayBeKept ?? false),

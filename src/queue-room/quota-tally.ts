@@ -20,7 +20,9 @@ export class QuotaTally {
 
   /** Counted joins not acknowledged by the ledger yet (a report in flight included). */
   pending(): boolean {
-    return this.sql.exec("SELECT 1 FROM quota_tally UNION ALL SELECT 1 FROM quota_report WHERE counts IS NOT NULL LIMIT 1").toArray().length > 0;
+    return (
+      this.sql.exec("SELECT 1 FROM quota_tally UNION ALL SELECT 1 FROM quota_report WHERE counts IS NOT NULL LIMIT 1").toArray().length > 0
+    );
   }
 
   /**

@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, expectOk } from "../helpers/api";
 import { testClock } from "../helpers/clock";
-import { room, settle } from "../helpers/catalog";
+import { room, settle, talliedJoinsPending } from "../helpers/catalog";
 import { addQueue, createApiKey, queueFixture, setPlan, walkIn } from "../helpers/fixtures";
 import { QuotaTally } from "../../src/queue-room/quota-tally";
 import type { TalliedJoins } from "../../src/queue-room/ports";
@@ -79,6 +79,25 @@ describe("joins under an unlimited plan", () => {
     expect(sent.reports[0]!.counts).toEqual([{ period: MONTH, joins: 2 }]);
     expect(sent.reports[1]).toEqual({ seq: sent.reports[0]!.seq + 1, counts: [{ period: MONTH, joins: 1 }] });
     expect(sent.pending).toBe(false);
+  });
+
+  it("a plan that gains a limit: each room sends its counts before it acknowledges the new rules", async () => {
+    testClock.set("2026-03-10T10:00:00.000Z");
+    const f = await queueFixture("pro");
+    await setPlan(f.organizationId, "enterprise");
+    await walkIn({ token: f.owner.token }, f.queueId);
+    await settle(f.queueId);
+    expect((await ledgerState(f.organizationId)).used).toBe(1);
+    // Joins the room counted under the unlimited plan, their report not sent yet (no drain armed).
+    await runInDurableObject(room(f.queueId), (_instance, state) => {
+      state.storage.sql.exec("INSERT INTO quota_tally (period, joins) VALUES (?, 7)", MONTH);
+    });
+    await setPlan(f.organizationId, "pro");
+    // Any rule change pushes the rules, the plan's limit with them, to the rooms it concerns.
+    const blend = { appointmentsFirstFromMinutes: 5, walkInMaxWaitMinutes: 30 };
+    expectOk(await call("PUT", `/v1/business/queues/${f.queueId}/blend`, { token: f.owner.token, body: blend }));
+    expect((await ledgerState(f.organizationId)).used).toBe(8);
+    expect(await talliedJoinsPending(f.queueId)).toBe(0);
   });
 
   it("a room reports the joins it counted before its first take under a limit", async () => {
