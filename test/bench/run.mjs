@@ -39,6 +39,9 @@ const CONFIG = {
 const onlyArg = process.argv.indexOf("--only");
 const ONLY = (onlyArg >= 0 ? process.argv[onlyArg + 1] : process.env.BENCH_ONLY)?.split(",").map((s) => s.trim()) ?? null;
 const runs = (part) => ONLY === null || ONLY.includes(part);
+/** BENCH_ROUTES=join,call-next: only these throughput routes (credential, join, call-next, ticket, widget, nearby), for a quick look at one change. */
+const ROUTES = process.env.BENCH_ROUTES?.split(",").map((s) => s.trim()) ?? null;
+const measures = (route) => ROUTES === null || ROUTES.includes(route);
 const NEARBY = { latitude: 45.76, longitude: 4.84, spreadKm: 50, radiusKm: 5 };
 /** Seeding requests are sized to take about this long: long ones upset workerd's connections. */
 const SEED_REQUEST_MS = 1_500;
@@ -258,7 +261,7 @@ async function throughput(ctx, { nearby = true } = {}) {
   }
   // The credential lookup alone (issue 43, docs/hot-path.md): the user's object and the queue row
   // (tokens carrying their user); one D1 batch for tokens of the previous format.
-  for (const c of CONFIG.connections) {
+  for (const c of measures("credential") ? CONFIG.connections : []) {
     const result = await measure(
       `credential lookup${label}, ${c} conn`,
       { connections: c, path: `/__bench/queues/${pingQueue}/credential`, token: ctx.owner.token },
@@ -267,7 +270,7 @@ async function throughput(ctx, { nearby = true } = {}) {
     row(`credential lookup (session)${label}`, "A", c, result, baselines.A.get(c));
   }
 
-  for (const c of CONFIG.connections) {
+  for (const c of measures("join") ? CONFIG.connections : []) {
     const queueId = await ctx.newQueue("join");
     const result = await measure(
       `join${label}, ${c} conn`,
@@ -278,13 +281,14 @@ async function throughput(ctx, { nearby = true } = {}) {
     row(`join (from an empty queue)${label}`, "B", c, result, baselines.B.get(c));
     await settle(queueId, call);
   }
-  await profileRoute(ctx, "join", async () => ({
-    method: "POST",
-    path: `/v1/queues/${await ctx.newQueue("join-profile")}/join`,
-    token: ctx.customer.token,
-  }));
+  if (measures("join"))
+    await profileRoute(ctx, "join", async () => ({
+      method: "POST",
+      path: `/v1/queues/${await ctx.newQueue("join-profile")}/join`,
+      token: ctx.customer.token,
+    }));
 
-  for (const c of CONFIG.connections) {
+  for (const c of measures("call-next") ? CONFIG.connections : []) {
     const queueId = await ctx.newQueue("call-next");
     const seeded = await seedTickets(ctx, queueId, CONFIG.callNextSeed);
     const result = await measure(
@@ -295,18 +299,19 @@ async function throughput(ctx, { nearby = true } = {}) {
     row(`call-next (from ${seeded.toLocaleString("en-US")} waiting)${label}`, "B", c, result, baselines.B.get(c));
     await settle(queueId, call);
   }
-  await profileRoute(ctx, "call-next", async () => {
-    const queueId = await ctx.newQueue("call-next-profile");
-    const amount = await seedTickets(ctx, queueId, PROFILE_SEED);
-    return { method: "POST", path: `/v1/queues/${queueId}/call-next`, token: ctx.owner.token, amount };
-  });
+  if (measures("call-next"))
+    await profileRoute(ctx, "call-next", async () => {
+      const queueId = await ctx.newQueue("call-next-profile");
+      const amount = await seedTickets(ctx, queueId, PROFILE_SEED);
+      return { method: "POST", path: `/v1/queues/${queueId}/call-next`, token: ctx.owner.token, amount };
+    });
 
   const ticketQueue = await ctx.newQueue("ticket");
   await seedTickets(ctx, ticketQueue, 99);
   const ticket = (await call("POST", `/v1/queues/${ticketQueue}/join`, { token: ctx.customer.token })).data;
   created.set(ticketQueue, created.get(ticketQueue) + 1);
   await settle(ticketQueue, call);
-  for (const c of CONFIG.connections) {
+  for (const c of measures("ticket") ? CONFIG.connections : []) {
     const result = await measure(
       `GET ticket${label}, ${c} conn`,
       { connections: c, path: `/v1/tickets/${ticket.id}`, token: ctx.customer.token },
@@ -314,11 +319,12 @@ async function throughput(ctx, { nearby = true } = {}) {
     );
     row(`GET ticket (position ${ticket.position})${label}`, "B", c, result, baselines.B.get(c));
   }
-  await profileRoute(ctx, "GET ticket", async () => ({ path: `/v1/tickets/${ticket.id}`, token: ctx.customer.token }));
+  if (measures("ticket"))
+    await profileRoute(ctx, "GET ticket", async () => ({ path: `/v1/tickets/${ticket.id}`, token: ctx.customer.token }));
 
   const statusPath = `/v1/widget/queue/${ticketQueue}/status`;
   const widget = await widgetRoutes(statusPath, call);
-  for (const c of CONFIG.connections) {
+  for (const c of measures("widget") ? CONFIG.connections : []) {
     if (!widget) {
       row(`widget status${label}`, "B", c, null, null);
       continue;
@@ -331,10 +337,10 @@ async function throughput(ctx, { nearby = true } = {}) {
       baselines.B.get(c),
     );
   }
-  if (widget) await profileRoute(ctx, "widget status", async () => ({ path: statusPath }));
+  if (widget && measures("widget")) await profileRoute(ctx, "widget status", async () => ({ path: statusPath }));
 
   let inserted = 0;
-  for (const total of nearby ? CONFIG.locations : []) {
+  for (const total of nearby && measures("nearby") ? CONFIG.locations : []) {
     const count = total - inserted;
     if (count > 0) {
       log(`seeding ${count} locations`);
