@@ -85,14 +85,32 @@ function sameText(a: string, b: string): boolean {
   return left.byteLength === right.byteLength && crypto.subtle.timingSafeEqual(left, right);
 }
 
+/**
+ * Values this isolate verified, by the secrets they were verified under (issue 43: an HMAC on
+ * every request of a session or key that comes back again and again). A MAC is a pure function
+ * of the value and the secret, so a verified value stays verified while the secrets are the
+ * same; only verified values are kept (a guesser fills nothing), at most VERIFIED_KEPT of them.
+ */
+const verified = new Map<string, Set<string>>();
+const VERIFIED_KEPT = 10_000;
+
 /** Whether `value` is `body` + its MAC under the current or the previous secret. */
 export async function verifyCredential(env: SecretSource, value: string, encoding: MacEncoding = "hex"): Promise<boolean> {
   const macLength = encoding === "hex" ? MAC_HEX_LENGTH : MAC_BASE64URL_LENGTH;
   if (value.length <= macLength) return false;
+  const secrets = tokenSecrets(env);
+  const secretsKey = secrets.join("\n");
+  let known = verified.get(secretsKey);
+  if (known?.has(value)) return true;
   const body = value.slice(0, -macLength);
   const mac = value.slice(-macLength);
-  for (const secret of tokenSecrets(env)) {
-    if (sameText(await macOf(secret, body, encoding), mac)) return true;
+  for (const secret of secrets) {
+    if (sameText(await macOf(secret, body, encoding), mac)) {
+      if (!known) verified.set(secretsKey, (known = new Set()));
+      if (known.size >= VERIFIED_KEPT) known.clear();
+      known.add(value);
+      return true;
+    }
   }
   return false;
 }

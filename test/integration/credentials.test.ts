@@ -187,6 +187,21 @@ describe("signatures", () => {
     expect(meter.count).toEqual({ d1: 0, objects: 0, rooms: 0 });
   });
 
+  it("a credential verified once is not verified again by the isolate; a forged one is verified (and refused) every time", async () => {
+    const f = await queueFixture("pro");
+    expectOk(await call("GET", "/v1/auth/me", { token: f.owner.token }));
+    const forged = `${f.owner.token.slice(0, -1)}${f.owner.token.endsWith("0") ? "1" : "0"}`;
+    const sign = vi.spyOn(crypto.subtle, "sign");
+    expectOk(await call("GET", "/v1/auth/me", { token: f.owner.token }));
+    const forValid = sign.mock.calls.length;
+    expectError(await call("GET", "/v1/auth/me", { token: forged, headers: from(freshIp()) }), 401, "AUTHENTICATION_ERROR");
+    expectError(await call("GET", "/v1/auth/me", { token: forged, headers: from(freshIp()) }), 401, "AUTHENTICATION_ERROR");
+    const forForged = sign.mock.calls.length - forValid;
+    sign.mockRestore();
+    expect(forValid).toBe(0);
+    expect(forForged).toBeGreaterThanOrEqual(2);
+  });
+
   it("new keys and sessions are signed; a legacy key keeps working and is listed for rotation", async () => {
     const f = await queueFixture("pro");
     const fresh = await createApiKey(f.owner, f.organizationId, ["read"]);
