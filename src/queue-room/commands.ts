@@ -171,22 +171,21 @@ export class Commands {
     for (const serving of this.store.rowsWhere("status = 'serving' AND assigned_to_id = ?", operatorId)) {
       this.completeServing(cfg, serving, at);
     }
-    this.store.update(
-      next.id,
-      {
-        status: "called",
-        called_at: at,
-        assigned_to_id: operatorId,
-        counter,
-        desk_id: desk?.deskId ?? null,
-        recall_count: 0,
-        recalled_at: null,
-      },
-      at,
-    );
+    const fields = {
+      status: "called",
+      called_at: at,
+      assigned_to_id: operatorId,
+      counter,
+      desk_id: desk?.deskId ?? null,
+      recall_count: 0,
+      recalled_at: null,
+    } satisfies Partial<TicketRow>;
+    const version = this.store.update(next.id, fields, at);
     this.store.recordCall(at, operatorId, CALL_HISTORY);
-    this.store.emit(cfg, "ticket.called", this.store.row(next.id), at, { counter });
-    return this.views.ticket(cfg, next.id, at);
+    // The row as just written (issue 43: read whole twice more, for the event and the answer).
+    const called: TicketRow = { ...next, ...fields, updated_at: at, version };
+    this.store.emit(cfg, "ticket.called", called, at, { counter });
+    return toView(cfg, called, null, this.views.pace(cfg, at));
   }
 
   /**
@@ -209,18 +208,15 @@ export class Commands {
         ? ["status = 'called' AND assigned_to_id = ? AND transferring_to IS NULL", operatorId]
         : ["status = 'called' AND assigned_to_id = ? AND desk_id = ? AND transferring_to IS NULL", operatorId, deskId];
     const [condition, ...args] = mine;
-    const open =
-      outcome === null
-        ? this.store.rowsWhere(`${condition} ORDER BY called_at DESC, lane, order_key LIMIT 1`, ...args)
-        : this.store.rowsWhere(condition!, ...args).sort((a, b) => (b.called_at ?? 0) - (a.called_at ?? 0));
-    const code = (row: TicketRow) => codeOf(cfg.letter, row);
+    const code = (row: Pick<TicketRow, "number" | "visit_code">) => codeOf(cfg.letter, row);
     if (outcome === null) {
-      const latest = open[0];
+      const latest = this.store.latestCallWhere(condition!, ...args);
       return {
         open: latest ? { ticketId: latest.id, displayCode: code(latest), calledAt: latest.called_at ?? latest.updated_at } : null,
         closed: [],
       };
     }
+    const open = this.store.rowsWhere(condition!, ...args).sort((a, b) => (b.called_at ?? 0) - (a.called_at ?? 0));
     const closed = open.map((row) => {
       if (outcome === "served") {
         this.serve(cfg, row.id, at);

@@ -87,7 +87,12 @@ export async function drainOutbox(sql: SqlStorage, env: Env, nextDeadline: () =>
   const cfg = configuredOf(readRoom(sql));
   if (cfg === null) throw new Error("outbox rows in a room that has no configuration");
   const ids = [...new Set(rows.map((r) => r.ticket_id).filter((id): id is string => id !== null))];
-  const tickets = ids.map((id) => sql.exec<TicketRow>("SELECT * FROM tickets WHERE id = ?", id).one());
+  // One statement for the batch's tickets (issue 43: one a ticket, each a cursor of its own).
+  const tickets =
+    ids.length === 0
+      ? []
+      : sql.exec<TicketRow>("SELECT * FROM tickets WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify(ids)).toArray();
+  if (tickets.length !== ids.length) throw new Error(`outbox rows name tickets the room does not hold: ${ids.length - tickets.length}`);
   const deadline = nextDeadline();
   const lastSeq = rows[rows.length - 1]!.seq;
 

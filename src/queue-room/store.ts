@@ -101,6 +101,21 @@ export class RoomStore {
     return this.sql.exec<TicketRow>(`SELECT * FROM tickets WHERE ${condition}`, ...args).toArray();
   }
 
+  /**
+   * The latest call among the tickets `condition` selects, with only what a report of it needs
+   * (issue 43: every call-next asks, and a whole row is some sixty columns to hand to JavaScript).
+   */
+  latestCallWhere(condition: string, ...args: Cell[]): Pick<TicketRow, "id" | "number" | "visit_code" | "called_at" | "updated_at"> | null {
+    return (
+      this.sql
+        .exec<Pick<TicketRow, "id" | "number" | "visit_code" | "called_at" | "updated_at">>(
+          `SELECT id, number, visit_code, called_at, updated_at FROM tickets WHERE ${condition} ORDER BY called_at DESC, lane, order_key LIMIT 1`,
+          ...args,
+        )
+        .toArray()[0] ?? null
+    );
+  }
+
   /** A new waiting ticket at the back of its lane; answers its row (written and read in one statement). */
   insert(id: string, draft: NewTicket, at: number, recoveredFromId: string | null): TicketRow {
     // The ticket's number and the room's next version in one statement (issue 43).
@@ -153,14 +168,16 @@ export class RoomStore {
   }
 
   /** The one ticket-writing method: a new version, a new `updated_at`, and the remote join kept in step. */
-  update(id: string, fields: TicketFields, at: number): void {
+  /** Writes `fields` of a ticket; answers the room version it now carries. */
+  update(id: string, fields: TicketFields, at: number): number {
     const columns = Object.keys(fields);
     const values = Object.values(fields) as Cell[];
+    const version = this.bumpVersion();
     this.sql.exec(
       `UPDATE tickets SET ${columns.map((c) => `${c} = ?`).join(", ")}, updated_at = ?, version = ? WHERE id = ?`,
       ...values,
       at,
-      this.bumpVersion(),
+      version,
       id,
     );
     // Whether an appointment waits changes only when a ticket's kind changes, one starts waiting,
@@ -168,6 +185,7 @@ export class RoomStore {
     if ("kind" in fields || ("status" in fields && (fields.status === "waiting" || this.kept.appointmentWaiting !== false)))
       delete this.kept.appointmentWaiting;
     this.onTicketChange(id, fields, at);
+    return version;
   }
 
   /** A flag of the order's own bookkeeping (not part of the ticket as anyone sees it). */

@@ -78,6 +78,20 @@ describe("the room's statements", () => {
     expect(ran.filter((q) => WATCHERS.test(q) || q === OUTBOX_COUNT)).toEqual([]);
     // The call changed the pace, and the room's copy moved with it: no read.
     expect(ran.filter((q) => q === CALLS)).toEqual([]);
+    // Whole rows (some sixty columns each) are read for the ticket to call and for the one now
+    // third behind it ("almost your turn"); the called ticket's event and answer are the row as
+    // written, and the caller's previous call is read by its few columns.
+    expect(ran.filter((q) => /^SELECT \* FROM tickets/.test(q))).toHaveLength(2);
+  });
+
+  it("a drain reads its tickets in one statement, whatever their number", async () => {
+    const f = await queueFixture("pro");
+    await settle(f.queueId);
+    for (let i = 0; i < 4; i++) expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    const ran = await roomStatements(f.queueId, () => settle(f.queueId));
+    expect(ran.filter((q) => /FROM tickets WHERE id/.test(q))).toEqual([
+      "SELECT * FROM tickets WHERE id IN (SELECT value FROM json_each(?))",
+    ]);
   });
 
   it("the widget's status counts the line from its counters and reads neither the room row nor the pace again", async () => {
