@@ -24,7 +24,12 @@ const CONFIG = {
   /** Measure the routes again on the Worker without the development asset router (BENCH_NO_ASSETS=0: skip). */
   noAssets: (arg("no-assets") ?? process.env.BENCH_NO_ASSETS ?? "1") !== "0",
   connections: list("BENCH_CONNECTIONS", [1, 16, 64]),
-  callNextSeed: num("BENCH_CALL_NEXT_SEED", 600),
+  /**
+   * Tickets waiting when a call-next run starts: at least 1,000 per second of the run, so the
+   * line does not run low while it is measured (a line called down to its last tickets measured
+   * 0.22 of B at 16 connections where a longer one measured 0.26–0.28: docs/benchmarks.md).
+   */
+  callNextSeed: Math.max(num("BENCH_CALL_NEXT_SEED", 600), 1_000 * Number(arg("duration") ?? num("BENCH_DURATION", 3))),
   growthSizes: list("BENCH_GROWTH_SIZES", [10, 1_000, 10_000]),
   growthRequests: num("BENCH_GROWTH_REQUESTS", 200),
   seedBudgetSeconds: num("BENCH_SEED_BUDGET", 150),
@@ -297,6 +302,10 @@ async function throughput(ctx, { nearby = true } = {}) {
       target,
     );
     row(`call-next (from ${seeded.toLocaleString("en-US")} waiting)${label}`, "B", c, result, baselines.B.get(c));
+    if (result.count > seeded / 2)
+      notes.push(
+        `call-next${label} at ${c} connections called ${result.count} of its ${seeded} waiting tickets: the line ran low while measured (raise BENCH_CALL_NEXT_SEED).`,
+      );
     await settle(queueId, call);
   }
   if (measures("call-next"))
