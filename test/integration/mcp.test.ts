@@ -6,6 +6,7 @@ import { keyPermissions } from "../../src/domain/permissions";
 import { NOT_TOOLS, TEST_MODE_TOOLS, TOOL_PERMISSIONS } from "../../src/mcp/tool-permissions";
 import { call, expectOk } from "../helpers/api";
 import { createApiKey, queueFixture, walkIn } from "../helpers/fixtures";
+import { settle } from "../helpers/catalog";
 
 // The MCP server at /v1/mcp (issue 41), driven by the official SDK's client over Streamable HTTP,
 // its fetch going to the Worker: initialize, the tools a key sees, a call that creates a ticket
@@ -163,6 +164,9 @@ describe("the MCP server", () => {
     const f = await queueFixture("pro");
     await walkIn(f.owner, f.queueId);
     await walkIn(f.owner, f.queueId);
+    // The day's figures are read from D1's projection: the room's drain has reached it first
+    // (else the two reads compared below could fall on either side of it).
+    await settle(f.queueId);
     const { key } = await createApiKey(f.owner, f.organizationId, ["read"]);
     const client = await connect({ "X-API-Key": key });
     expect(client.getServerCapabilities()?.resources).toBeDefined();
