@@ -45,7 +45,7 @@ try {
   const org = (
     await call("POST", "/v1/organizations", { token: owner.token, body: { name: "Bench", slug: `bench-${Date.now()}`, type: "banking" } })
   ).data;
-  await call("POST", `/__bench/organizations/${org.id}/enterprise`);
+  await call("POST", `/__bench/organizations/${org.id}/plan`, { body: { plan: "enterprise" } });
   const location = (
     await call("POST", "/v1/locations", {
       token: owner.token,

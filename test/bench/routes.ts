@@ -26,6 +26,8 @@ const SEED_IN_FLIGHT = 50;
 const LOCATION_ROWS_PER_STATEMENT = 5_000;
 const KM_PER_DEGREE = 111.195;
 
+const BenchPlan = z.strictObject({ plan: z.enum(["enterprise", "business"]) });
+
 const SeedTickets = z.strictObject({
   count: z.number().int().min(1).max(20_000),
   userId: z.string().min(1).max(64),
@@ -85,13 +87,17 @@ export function benchRoutes() {
     return c.json(ok(null));
   });
 
-  /** Enterprise plan: no ticket quota, so join can be loaded without running out. */
-  app.post("/organizations/:organizationId/enterprise", async (c) => {
-    const result = await c.env.DB.prepare("UPDATE subscriptions SET plan = 'enterprise' WHERE organization_id = ?")
-      .bind(c.req.param("organizationId"))
+  /**
+   * The organization's plan: Enterprise has no ticket quota; Business (50,000 a month) makes its
+   * joins take a unit from the organization's ledger, as every plan with a quota does.
+   */
+  app.post("/organizations/:organizationId/plan", async (c) => {
+    const { plan } = await body(c, BenchPlan);
+    const result = await c.env.DB.prepare("UPDATE subscriptions SET plan = ? WHERE organization_id = ?")
+      .bind(plan, c.req.param("organizationId"))
       .run();
     if (result.meta.changes === 0) throw validationError("organizationId", "no subscription for this organization");
-    return c.json(ok({ plan: "enterprise" }));
+    return c.json(ok({ plan }));
   });
 
   /** `count` waiting tickets through the join service (rules and quota), as the real route adds them. */

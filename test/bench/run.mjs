@@ -106,12 +106,25 @@ async function register(call, accountType) {
 /** The bench's organization, users and catalog, made in `target`'s own state. */
 async function setup(target = worker) {
   const call = client(target.direct ?? target.base);
-  const owner = await register(call, "business");
   const customer = await register(call, "customer");
+  const main = await organization(call, "enterprise");
+  // A second organization on a plan with a monthly ticket quota (Business, 50,000): its joins
+  // take a unit from the organization's ledger on their path, where an unlimited plan's do not
+  // (docs/room-rules.md, "Quota"), so the bench shows both.
+  const limited = await organization(call, "business");
+  return { ...main, customer, call, target, limitedQueue: limited.newQueue };
+}
+
+/** An organization on `plan`, its owner, and a service whose queues `newQueue` makes. */
+async function organization(call, plan) {
+  const owner = await register(call, "business");
   const org = (
-    await call("POST", "/v1/organizations", { token: owner.token, body: { name: "Bench", slug: `bench-${Date.now()}`, type: "banking" } })
+    await call("POST", "/v1/organizations", {
+      token: owner.token,
+      body: { name: "Bench", slug: `bench-${Date.now()}-${plan}`, type: "banking" },
+    })
   ).data;
-  await call("POST", `/__bench/organizations/${org.id}/enterprise`);
+  await call("POST", `/__bench/organizations/${org.id}/plan`, { body: { plan } });
   const location = (
     await call("POST", "/v1/locations", {
       token: owner.token,
@@ -133,7 +146,7 @@ async function setup(target = worker) {
     created.set(data.id, 0);
     return data.id;
   };
-  return { owner, customer, org, newQueue, call, target };
+  return { owner, org, newQueue };
 }
 
 /** Seeds through the room's own join, in requests of about SEED_REQUEST_MS; stops at the budget. */
@@ -284,6 +297,17 @@ async function throughput(ctx, { nearby = true } = {}) {
     );
     created.set(queueId, created.get(queueId) + result.count);
     row(`join (from an empty queue)${label}`, "B", c, result, baselines.B.get(c));
+    await settle(queueId, call);
+  }
+  for (const c of measures("join") ? CONFIG.connections : []) {
+    const queueId = await ctx.limitedQueue("join-limited");
+    const result = await measure(
+      `join, limited plan${label}, ${c} conn`,
+      { connections: c, method: "POST", path: `/v1/queues/${queueId}/join`, token: ctx.customer.token },
+      target,
+    );
+    created.set(queueId, created.get(queueId) + result.count);
+    row(`join, plan with a ticket quota (from an empty queue)${label}`, "B", c, result, baselines.B.get(c));
     await settle(queueId, call);
   }
   if (measures("join"))

@@ -39,7 +39,7 @@ describe("the deployable Worker", () => {
     ["GET", "/__bench/empty"],
     ["GET", "/__bench/queues/que_00000000000000000000/ping"],
     ["POST", "/__bench/queues/que_00000000000000000000/tickets"],
-    ["POST", "/__bench/organizations/org_00000000000000000000/enterprise"],
+    ["POST", "/__bench/organizations/org_00000000000000000000/plan"],
     ["POST", "/__bench/locations"],
     ["POST", "/__bench/analytics/history"],
     ["POST", "/__bench/analytics/rebuild/que_00000000000000000000"],
@@ -99,7 +99,11 @@ describe("the bench's Worker (test/bench/worker.ts)", () => {
 
   it("puts an organization on the enterprise plan and seeds locations found by the nearby search", async () => {
     const f = await queueFixture("starter");
-    expect(await bench("POST", `/__bench/organizations/${f.organizationId}/enterprise`)).toMatchObject({ status: 200 });
+    expect(await bench("POST", `/__bench/organizations/${f.organizationId}/plan`, { body: { plan: "enterprise" } })).toMatchObject({
+      status: 200,
+    });
+    const refused = await bench("POST", `/__bench/organizations/${f.organizationId}/plan`, { body: { plan: "free" } });
+    expect(refused.body.error).toMatchObject({ code: "VALIDATION_ERROR", details: { field: "plan" } });
     const plan = await env.DB.prepare("SELECT plan FROM subscriptions WHERE organization_id = ?")
       .bind(f.organizationId)
       .first<{ plan: string }>();
