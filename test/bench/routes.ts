@@ -26,7 +26,7 @@ const SEED_IN_FLIGHT = 50;
 const LOCATION_ROWS_PER_STATEMENT = 5_000;
 const KM_PER_DEGREE = 111.195;
 
-const BenchPlan = z.strictObject({ plan: z.enum(["enterprise", "business"]) });
+const BenchPlan = z.strictObject({ plan: z.enum(["enterprise", "pro"]) });
 
 const SeedTickets = z.strictObject({
   count: z.number().int().min(1).max(20_000),
@@ -88,7 +88,7 @@ export function benchRoutes() {
   });
 
   /**
-   * The organization's plan: Enterprise has no ticket quota; Business (50,000 a month) makes its
+   * The organization's plan: Enterprise has no ticket quota; Pro (50,000 a month) makes its
    * joins take a unit from the organization's ledger, as every plan with a quota does.
    */
   app.post("/organizations/:organizationId/plan", async (c) => {

@@ -108,10 +108,10 @@ async function setup(target = worker) {
   const call = client(target.direct ?? target.base);
   const customer = await register(call, "customer");
   const main = await organization(call, "enterprise");
-  // A second organization on a plan with a monthly ticket quota (Business, 50,000): its joins
+  // A second organization on a plan with a monthly ticket quota (Pro, 50,000): its joins
   // take a unit from the organization's ledger on their path, where an unlimited plan's do not
   // (docs/room-rules.md, "Quota"), so the bench shows both.
-  const limited = await organization(call, "business");
+  const limited = await organization(call, "pro");
   return { ...main, customer, call, target, limitedQueue: limited.newQueue };
 }
 
