@@ -65,6 +65,29 @@ export async function directWorkerUrl(pgid, publicPort) {
   return null;
 }
 
+/**
+ * The Worker's own inspector under `wrangler dev` (workerd's `--inspector-addr`), not wrangler's
+ * inspector proxy: a session through the proxy makes its proxy worker forward the Worker's
+ * inspector events to wrangler one fetch each, and those connections were left open by the
+ * thousand while a profile ran (docs/benchmarks.md). Answers `{ port, target }` (the user
+ * Worker's target id), or null.
+ */
+export async function directInspector(pgid, exclude) {
+  const ports = new Set(groupPids(pgid).flatMap(listeningPorts));
+  for (const port of exclude) ports.delete(port);
+  for (const port of ports) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/json`, { signal: AbortSignal.timeout(2000) });
+      const targets = await res.json();
+      const user = Array.isArray(targets) ? targets.find((t) => typeof t.id === "string" && t.id.startsWith("core:user:")) : undefined;
+      if (user?.webSocketDebuggerUrl) return { port, url: user.webSocketDebuggerUrl };
+    } catch {
+      // not the inspector
+    }
+  }
+  return null;
+}
+
 let ticksPerSecond = null;
 function clockTicks() {
   if (ticksPerSecond === null) {

@@ -5,11 +5,15 @@
 import { writeFileSync } from "node:fs";
 import WebSocket from "ws";
 
-async function connect(inspectorPort) {
-  const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
-  const target = targets.find((t) => t.webSocketDebuggerUrl) ?? null;
-  if (!target) throw new Error(`no inspector target: ${JSON.stringify(targets)}`);
-  const ws = new WebSocket(target.webSocketDebuggerUrl);
+/** `inspector`: the Worker's own ({ url }, ./direct.mjs directInspector), else wrangler's proxy port. */
+async function connect(inspector) {
+  let url = inspector?.url ?? null;
+  if (url === null) {
+    const targets = await (await fetch(`http://127.0.0.1:${inspector.port}/json`)).json();
+    url = targets.find((t) => t.webSocketDebuggerUrl)?.webSocketDebuggerUrl ?? null;
+    if (!url) throw new Error(`no inspector target: ${JSON.stringify(targets)}`);
+  }
+  const ws = new WebSocket(url);
   await new Promise((resolve, reject) => {
     ws.once("open", resolve);
     ws.once("error", reject);
@@ -23,13 +27,13 @@ async function connect(inspectorPort) {
       pending.delete(msg.id);
     }
   });
-  const send = (method, params = {}) =>
+  const send = (method, params = {}, timeoutMs = 30_000) =>
     new Promise((resolve) => {
       const n = ++id;
       const timer = setTimeout(() => {
         pending.delete(n);
         resolve({ error: "timeout" });
-      }, 30_000);
+      }, timeoutMs);
       pending.set(n, (msg) => {
         clearTimeout(timer);
         resolve(msg);
@@ -44,8 +48,14 @@ async function connect(inspectorPort) {
  * requests it made. With `saveAs`, the whole profile is written there too (a .cpuprofile: open it
  * in Chromium's DevTools, or list a function's callers with test/bench/profile-callers.mjs).
  */
-export async function profileWhile(inspectorPort, during, top = 12, saveAs = null) {
-  const inspector = await connect(inspectorPort);
+export async function profileWhile(target, during, top = 12, saveAs = null) {
+  // workerd's own inspector leaves a new session's first command unanswered now and then: the
+  // session is opened again (a few times) until it answers.
+  let inspector = await connect(target);
+  for (let attempt = 1; attempt < 4 && (await inspector.send("Profiler.enable", {}, 5_000)).error === "timeout"; attempt++) {
+    inspector.close();
+    inspector = await connect(target);
+  }
   try {
     await inspector.send("Profiler.enable");
     // 1 ms, V8's default: at 0.1 ms the isolate spent most of its time sampling and the run stalled.

@@ -228,7 +228,7 @@ async function profileRoute(ctx, route, options) {
     const dir = process.env.BENCH_PROFILE_DIR;
     if (dir) mkdirSync(dir, { recursive: true });
     const profile = await profileWhile(
-      target.inspectorPort,
+      target.inspector ?? { port: target.inspectorPort },
       () => load({ base: target.direct ?? target.base, title: `${route} (profiled)`, duration: 2, connections: 1, ...given }),
       12,
       dir ? join(dir, `${route.replaceAll(" ", "-")}.cpuprofile`) : null,

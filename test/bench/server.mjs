@@ -10,7 +10,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { directWorkerUrl, groupCpu } from "./direct.mjs";
+import { directInspector, directWorkerUrl, groupCpu } from "./direct.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..", "..");
 const wrangler = path.join(root, "node_modules", ".bin", "wrangler");
@@ -186,5 +186,16 @@ async function start(config, migrations) {
     throw err;
   }
   const direct = await directWorkerUrl(child.pid, port);
-  return { base, direct, port, inspectorPort, logFile, stop, log: () => readFileSync(logFile, "utf8"), cpu: () => groupCpu(child.pid) };
+  const inspector = await directInspector(child.pid, [port, inspectorPort, Number(new URL(direct ?? base).port)]);
+  return {
+    base,
+    direct,
+    port,
+    inspectorPort,
+    inspector,
+    logFile,
+    stop,
+    log: () => readFileSync(logFile, "utf8"),
+    cpu: () => groupCpu(child.pid),
+  };
 }
