@@ -53,6 +53,23 @@ function activeOperators(calls: readonly CallRecord[], at: number): number {
   return Math.max(1, new Set(calls.filter((c) => c.at > at - HOUR && c.at <= at).map((c) => c.operatorId)).size);
 }
 
+/**
+ * The span of time around `at` over which every estimate from these calls stays what it is at
+ * `at`: only the hour's operators depend on the time, and they change when a call enters the
+ * hour (its own time) or leaves it (an hour later). A reader may keep an answer for this span.
+ */
+export function estimateSpan(calls: readonly CallRecord[], at: number): { from: number; until: number } {
+  let from = -Infinity;
+  let until = Infinity;
+  for (const call of calls) {
+    for (const edge of [call.at, call.at + HOUR]) {
+      if (edge <= at) from = Math.max(from, edge);
+      else until = Math.min(until, edge);
+    }
+  }
+  return { from, until };
+}
+
 /** The q-quantile (0..1) of a non-empty list, linearly interpolated. */
 function quantile(values: readonly number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -532,7 +532,7 @@ export class QueueRoom extends DurableObject<Env> {
   }
 
   private learnName(name: string): void {
-    this.ctx.storage.sql.exec("UPDATE widget SET name = ? WHERE id = 1 AND name IS NOT ?", name, name);
+    this.sockets.learnName(name);
   }
 
   private visitorView(ticketId: string, at: number): TicketView | null {

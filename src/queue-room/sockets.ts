@@ -2,7 +2,7 @@ import { codeOf } from "./rows";
 import type { TicketKind } from "../domain/blend";
 import { z } from "zod";
 import type { QueueStatus } from "../domain/tickets";
-import { estimatedWaitMinutes, estimatedWaitRange, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
+import { estimatedWaitMinutes, estimatedWaitRange, estimateSpan, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
 import { now } from "../lib/clock";
 import { isTwinOrganizationId, queueIdOfTicket } from "../lib/ids";
 import { iso } from "../lib/time";
@@ -157,6 +157,13 @@ export class RoomSockets {
   /** What the last change sent (in memory: a new instance sends the next change again). */
   private lastText: string | null = null;
   private lastBoardText: string | undefined;
+  /**
+   * The last status answered, with what it was read from (issue 43: the widget's status read the
+   * tickets on every request). The store hands out a new room row after every ticket write and a
+   * new list of calls after every call, and this class writes the name: while all three are the
+   * same objects and the time is within the estimate's span, the answer is the same.
+   */
+  private keptStatus: { room: RoomRow; calls: readonly CallRecord[]; from: number; until: number; status: QueueStatusData } | null = null;
 
   /** Whether widget_watchers has rows, once read (undefined: read it); this class is its only writer. */
   private anyWidgetWatcher: boolean | undefined;
@@ -329,7 +336,7 @@ export class RoomSockets {
     let message: WidgetMessage | null;
     if (hub === null && (own.queue_id === null || own.queue_id === facts.config.queueId)) {
       this.configure(facts.config);
-      this.sql.exec("UPDATE widget SET name = ? WHERE id = 1", facts.name);
+      this.learnName(facts.name);
       message = this.messageFor(view, at);
     } else {
       // A hub's socket follows the queues of one organization, the first it subscribed to.
@@ -372,7 +379,7 @@ export class RoomSockets {
   /** Another room asks for this queue's updates; answers the current status (null: gone). */
   watch(watcherQueueId: string, config: RoomConfig, name: string): QueueStatusData | null {
     this.configure(config);
-    this.sql.exec("UPDATE widget SET name = ? WHERE id = 1", name);
+    this.learnName(name);
     // A new generation, so that an empty delivery already in flight does not drop this watch.
     this.sql.exec(
       "INSERT INTO widget_watchers (queue_id, generation) VALUES (?, 1) ON CONFLICT (queue_id) DO UPDATE SET generation = generation + 1",
@@ -454,6 +461,9 @@ export class RoomSockets {
   status(at: number): QueueStatusData | null {
     const room = this.room();
     if (room.queue_id === null || room.letter === null || room.retired_at !== null) return null;
+    const calls = this.line.calls();
+    const kept = this.keptStatus;
+    if (kept && kept.room === room && kept.calls === calls && at >= kept.from && at < kept.until) return kept.status;
     const name = this.sql.exec<{ name: string | null }>("SELECT name FROM widget WHERE id = 1").one().name;
     const waitingCount = this.line.waitingCount();
     const serving = this.sql
@@ -462,9 +472,8 @@ export class RoomSockets {
         NOW_SERVING_LIMIT,
       )
       .toArray();
-    const calls = this.line.calls();
     const defaultMinutes = room.default_service_minutes;
-    return {
+    const status: QueueStatusData = {
       queueId: room.queue_id,
       name: name ?? "",
       status: room.status,
@@ -473,6 +482,14 @@ export class RoomSockets {
       estimatedWaitRange: estimatedWaitRange(waitingCount, calls, at, defaultMinutes),
       nowServing: serving.map((s) => codeOf(room.letter!, s)),
     };
+    this.keptStatus = { room, calls, ...estimateSpan(calls, at), status };
+    return status;
+  }
+
+  /** The queue's name as the widget shows it (the room learns it from the catalog and the Worker). */
+  learnName(name: string): void {
+    this.sql.exec("UPDATE widget SET name = ? WHERE id = 1 AND name IS NOT ?", name, name);
+    this.keptStatus = null;
   }
 
   /** Called and serving tickets, newest call first, and the next codes in call order (indexed reads). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
 import { testClock } from "../helpers/clock";
-import { createApiKey, queueFixture, type Fixture, walkIn } from "../helpers/fixtures";
+import { addMember, createApiKey, queueFixture, type Fixture, walkIn } from "../helpers/fixtures";
 
 // The estimate as the API answers it (docs/wait-estimate.md): the queue's default before
 // there is history, a range beside every estimatedWaitMinutes, and never 0 with anyone ahead.
@@ -100,5 +100,55 @@ describe("the estimate never reads 0 with someone ahead", () => {
     // Called tickets wait for no one: no estimate, no range.
     const called = expectOk(await call("GET", `/v1/queues/${f.queueId}/tickets?status=called`, { token: f.owner.token }));
     expect(called[0]).toMatchObject({ position: null, estimatedWaitMinutes: null, estimatedWaitRange: null });
+  });
+});
+
+describe("the widget's status between changes", () => {
+  const status = async (f: Fixture) => expectOk(await call("GET", `/v1/widget/queue/${f.queueId}/status`));
+
+  it("follows the hour's operators as the clock moves, with no change to the line in between", async () => {
+    testClock.set(START);
+    const f = await queueFixture();
+    const second = await addMember(f.owner, f.organizationId, "operator");
+    for (let i = 0; i < 6; i++) await walkIn(f.owner, f.queueId);
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+    testClock.advance(60_000);
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: second.token }));
+    // Two operators called in the last hour: the default 5 minutes per ticket shared by two.
+    testClock.advance(60_000);
+    expect(await status(f)).toMatchObject({ waitingCount: 4, estimatedWaitMinutes: 10 });
+    expect(await status(f)).toMatchObject({ waitingCount: 4, estimatedWaitMinutes: 10 });
+    // 59 minutes after the first call: both still count.
+    testClock.advance(57 * 60_000);
+    expect(await status(f)).toMatchObject({ estimatedWaitMinutes: 10 });
+    // The owner's call leaves the hour: one operator left.
+    testClock.advance(60_000);
+    expect(await status(f)).toMatchObject({ waitingCount: 4, estimatedWaitMinutes: 20 });
+    // Both gone: still one (someone will call).
+    testClock.advance(60_000);
+    expect(await status(f)).toMatchObject({ estimatedWaitMinutes: 20 });
+    // A clock set back (a test, a skewed caller) is answered for its own time.
+    testClock.set(Date.parse(START) + 3 * 60_000);
+    expect(await status(f)).toMatchObject({ estimatedWaitMinutes: 10 });
+  });
+
+  it("shows every change to the line and the queue at once, read after read", async () => {
+    testClock.set(START);
+    const f = await queueFixture("pro", { defaultServiceMinutes: 4 });
+    expect(await status(f)).toMatchObject({ waitingCount: 0, estimatedWaitMinutes: 0, nowServing: [] });
+    const first = await walkIn(f.owner, f.queueId);
+    expect(await status(f)).toMatchObject({ waitingCount: 1, estimatedWaitMinutes: 4 });
+    await walkIn(f.owner, f.queueId);
+    expect(await status(f)).toMatchObject({ waitingCount: 2, estimatedWaitMinutes: 8 });
+    expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}`, { token: f.owner.token, body: { defaultServiceMinutes: 3 } }));
+    expect(await status(f)).toMatchObject({ waitingCount: 2, estimatedWaitMinutes: 6 });
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+    expect(await status(f)).toMatchObject({ waitingCount: 1, nowServing: [first.displayCode] });
+    expectOk(await call("PATCH", `/v1/business/queues/${f.queueId}/status`, { token: f.owner.token, body: { status: "paused" } }));
+    expect(await status(f)).toMatchObject({ status: "paused", waitingCount: 1 });
+    expectOk(await call("POST", `/v1/tickets/${first.id}/serve`, { token: f.owner.token }));
+    expect(await status(f)).toMatchObject({ nowServing: [first.displayCode] });
+    expectOk(await call("POST", `/v1/tickets/${first.id}/complete`, { token: f.owner.token }));
+    expect(await status(f)).toMatchObject({ nowServing: [] });
   });
 });

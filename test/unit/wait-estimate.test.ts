@@ -3,6 +3,7 @@ import {
   DEFAULT_MINUTES_PER_TICKET,
   estimatedWaitMinutes,
   estimatedWaitRange,
+  estimateSpan,
   minutesPerTicket,
   serviceIntervals,
   type CallRecord,
@@ -167,5 +168,29 @@ describe("the estimate on recorded sequences", () => {
       expect(estimatedWaitMinutes(position, minutesPerTicket(calls, at))).toBeGreaterThan(0);
       expect(estimatedWaitRange(position, calls, at).low).toBeGreaterThan(0);
     }
+  });
+});
+
+describe("the span an estimate holds", () => {
+  it("is bounded by the calls entering and leaving the hour, and every estimate within it is the same", () => {
+    const calls = recorded([
+      [0, "a"],
+      [600, "b"],
+      [1500, "b"],
+      [4000, "c"],
+    ]);
+    const at = START + 3700 * SEC;
+    const span = estimateSpan(calls, at);
+    // a's call left the hour at 3600 s (two operators became one); c's call joins at 4000 s (two again).
+    expect(span).toEqual({ from: START + 3600 * SEC, until: START + 4000 * SEC });
+    const answer = (t: number) => [minutesPerTicket(calls, t, 5), estimatedWaitRange(4, calls, t, 5)];
+    for (const t of [span.from, at, span.until - 1]) expect(answer(t)).toEqual(answer(at));
+    expect(answer(span.from - 1)).not.toEqual(answer(at));
+    expect(answer(span.until)).not.toEqual(answer(at));
+  });
+
+  it("is all time without calls, and open-ended after the last one leaves the hour", () => {
+    expect(estimateSpan([], START)).toEqual({ from: -Infinity, until: Infinity });
+    expect(estimateSpan(recorded([[0, "a"]]), START + 2 * 3600 * SEC)).toEqual({ from: START + 3600 * SEC, until: Infinity });
   });
 });
