@@ -2,7 +2,14 @@ import { codeOf } from "./rows";
 import type { TicketKind } from "../domain/blend";
 import { z } from "zod";
 import type { QueueStatus } from "../domain/tickets";
-import { estimatedWaitMinutes, estimatedWaitRange, estimateSpan, minutesPerTicket, type CallRecord, type WaitRange } from "../domain/wait-estimate";
+import {
+  estimatedWaitMinutes,
+  estimatedWaitRange,
+  estimateSpan,
+  minutesPerTicket,
+  type CallRecord,
+  type WaitRange,
+} from "../domain/wait-estimate";
 import { now } from "../lib/clock";
 import { isTwinOrganizationId, queueIdOfTicket } from "../lib/ids";
 import { iso } from "../lib/time";
