@@ -209,8 +209,10 @@ async function measure(title, options, target = worker) {
   return { ...result, workerdCpu: (after.workerd - before.workerd) / n, nodeCpu: (after.node - before.node) / n };
 }
 
-/** Tickets seeded for call-next's profile: its 2 s at one connection call fewer than this. */
+/** Tickets seeded for call-next's profile per connection: its 2 s at one connection call fewer than this. */
 const PROFILE_SEED = 300;
+/** The connections a profile runs with (`BENCH_PROFILE_CONNECTIONS`, 1 by default): 16 shows the work batched (drains, consumers) as the 16-connection figures pay it. */
+const PROFILE_CONNECTIONS = Number(process.env.BENCH_PROFILE_CONNECTIONS ?? 1);
 
 /**
  * The top frames of a 2 s CPU profile of the Worker's isolate under one connection (issue 43),
@@ -219,7 +221,7 @@ const PROFILE_SEED = 300;
 async function profileRoute(ctx, route, options) {
   const { target } = ctx;
   if (target.label || !target.inspectorPort || process.env.BENCH_PROFILE === "0") return;
-  log(`profile: ${route}, 1 conn, 2 s`);
+  log(`profile: ${route}, ${PROFILE_CONNECTIONS} conn, 2 s`);
   try {
     const given = await options();
     // As before a measure: the work earlier runs left behind (a 16-connection run's consumer
@@ -229,7 +231,7 @@ async function profileRoute(ctx, route, options) {
     if (dir) mkdirSync(dir, { recursive: true });
     const profile = await profileWhile(
       target.inspector ?? { port: target.inspectorPort },
-      () => load({ base: target.direct ?? target.base, title: `${route} (profiled)`, duration: 2, connections: 1, ...given }),
+      () => load({ base: target.direct ?? target.base, title: `${route} (profiled)`, duration: 2, connections: PROFILE_CONNECTIONS, ...given }),
       12,
       dir ? join(dir, `${route.replaceAll(" ", "-")}.cpuprofile`) : null,
     );
@@ -338,7 +340,7 @@ async function throughput(ctx, { nearby = true } = {}) {
   if (measures("call-next"))
     await profileRoute(ctx, "call-next", async () => {
       const queueId = await ctx.newQueue("call-next-profile");
-      const amount = await seedTickets(ctx, queueId, PROFILE_SEED);
+      const amount = await seedTickets(ctx, queueId, PROFILE_SEED * PROFILE_CONNECTIONS);
       return { method: "POST", path: `/v1/queues/${queueId}/call-next`, token: ctx.owner.token, amount };
     });
 
@@ -661,7 +663,7 @@ function table() {
   lines.push("");
   for (const p of sections.profiles) {
     lines.push(
-      `CPU profile of the isolate (the Worker and its objects), ${p.route}, 1 connection, 2 s: ${p.requests} requests, ${fmt(p.totalMs, 2)} ms of isolate time per request. Top frames by self time:`,
+      `CPU profile of the isolate (the Worker and its objects), ${p.route}, ${PROFILE_CONNECTIONS} connection${PROFILE_CONNECTIONS === 1 ? "" : "s"}, 2 s: ${p.requests} requests, ${fmt(p.totalMs, 2)} ms of isolate time per request. Top frames by self time:`,
     );
     lines.push("");
     lines.push("| Frame | ms/req | share |");
