@@ -59,6 +59,18 @@ export class RemoteJoins {
     private readonly host: RemoteHost,
   ) {}
 
+  /**
+   * Whether the table may hold a row (undefined: ask it). Most queues never see a remote join:
+   * then a ticket's change and the walk to the front ask nothing of it (issue 43: two statements
+   * of every call-next). `start` is the table's only insert and sets it; rows leave only through
+   * the archive, after which a `true` kept costs a read, never a missed journey.
+   */
+  private mayHoldAny: boolean | undefined;
+
+  private anyRow(): boolean {
+    return (this.mayHoldAny ??= this.sql.exec("SELECT 1 FROM remote_joins LIMIT 1").toArray().length > 0);
+  }
+
   /** One remote join on its way per user and queue: a second start would only hold two places. */
   assertNoneActive(userId: string): void {
     const live = this.sql
@@ -76,6 +88,7 @@ export class RemoteJoins {
   }
 
   start(ticketId: string, at: number): void {
+    this.mayHoldAny = true;
     this.sql.exec(
       `INSERT INTO remote_joins (ticket_id, id, status, geofence_radius_m, last_location_at, created_at, updated_at)
        VALUES (?, ?, 'pending', ?, ?, ?, ?)`,
@@ -89,6 +102,7 @@ export class RemoteJoins {
   }
 
   find(ticketId: string): RemoteJoinRow | null {
+    if (!this.anyRow()) return null;
     return this.sql.exec<RemoteJoinRow>("SELECT * FROM remote_joins WHERE ticket_id = ?", ticketId).toArray()[0] ?? null;
   }
 
@@ -188,6 +202,7 @@ export class RemoteJoins {
   markFront(at: number): void {
     // Most lines hold no remote join still short of the front: then nothing to walk (issue 43:
     // the walk read up to FRONT_SCAN_LIMIT rows on every change, 0.5 ms of a call-next).
+    if (!this.anyRow()) return;
     const waiting = this.sql
       .exec(`SELECT 1 FROM remote_joins WHERE status IN (${ACTIVE_SQL}) AND reached_front_at IS NULL LIMIT 1`)
       .toArray();
@@ -278,6 +293,7 @@ export class RemoteJoins {
 
   /** Joins still on their way whose ticket waits: few per queue, found through the status index. */
   private onTheirWay(): RemoteJoinRow[] {
+    if (!this.anyRow()) return [];
     return this.sql
       .exec<RemoteJoinRow>(
         // CROSS JOIN keeps SQLite on the remote_joins status index rather than the waiting line.

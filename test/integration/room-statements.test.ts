@@ -36,6 +36,7 @@ const RULES_ROW = /FROM room_rules$/;
 const BLOCKS = /FROM room_blocks/;
 const APPOINTMENT_WAITING = "SELECT 1 FROM tickets WHERE status = 'waiting' AND kind = 'appointment' LIMIT 1";
 const WATCHERS = /FROM (ticket|widget)_watchers/;
+const REMOTE_JOINS = /remote_joins/;
 const OUTBOX_COUNT = "SELECT COUNT(*) AS n FROM outbox";
 const CALLS = "SELECT at, operator_id FROM calls ORDER BY seq";
 const FRONT_WALK = /^SELECT id, source, present_at, transferring_to FROM tickets WHERE status = 'waiting'/;
@@ -55,6 +56,8 @@ describe("the room's statements", () => {
     expect(ran.filter((q) => RULES_ROW.test(q) || BLOCKS.test(q))).toEqual([]);
     expect(ran.filter((q) => q === APPOINTMENT_WAITING)).toEqual([]);
     expect(ran.filter((q) => FRONT_WALK.test(q))).toEqual([]);
+    // No remote join was ever started here: the journeys' table is not asked (remote.ts).
+    expect(ran.filter((q) => REMOTE_JOINS.test(q))).toEqual([]);
     // A new ticket is at the back of its lane: its position comes from the counters, nobody behind is counted.
     expect(ran.filter((q) => /order_key [<>] \?/.test(q))).toEqual([]);
     // Nobody follows a ticket or relays the queue, the join's event is the outbox's news, and
@@ -76,6 +79,7 @@ describe("the room's statements", () => {
     expect(ran.filter((q) => q === APPOINTMENT_WAITING)).toEqual([]);
     expect(ran.filter((q) => FRONT_WALK.test(q))).toEqual([]);
     expect(ran.filter((q) => WATCHERS.test(q) || q === OUTBOX_COUNT)).toEqual([]);
+    expect(ran.filter((q) => REMOTE_JOINS.test(q))).toEqual([]);
     // The call changed the pace, and the room's copy moved with it: no read.
     expect(ran.filter((q) => q === CALLS)).toEqual([]);
     // Whole rows (some sixty columns each) are read for the ticket to call and for the one now
