@@ -592,9 +592,7 @@ export class Commands {
   announceApproaching(cfg: Configured, at: number): void {
     for (const [ahead, front] of this.store.waitingFront(ALMOST_CALLED_AHEAD + 1, at).entries()) {
       if (front.almost_called_sent === 1) continue;
-      const row = this.store.row(front.id);
-      this.store.markAlmostCalled(row.id);
-      this.store.emit(cfg, "ticket.almost_called", row, at, { ahead });
+      this.store.emit(cfg, "ticket.almost_called", this.store.markAlmostCalled(front.id), at, { ahead });
     }
   }
 

@@ -20,10 +20,30 @@ import { configuredOf, readRoom, type TicketRow } from "./rows";
 type Identity = { organization_id: string; queue_id: string; service_id: string; letter: string };
 
 /** Events carry what a notifier needs without reading anything back (ghost flag, owner, code). */
+/** The columns a ticket's event carries (a narrow read is enough to announce one: store.ts markAlmostCalled). */
+export const EVENT_COLUMNS = [
+  "id",
+  "number",
+  "visit_code",
+  "user_id",
+  "status",
+  "is_ghost_mode",
+  "assigned_to_id",
+  "phone",
+  "language",
+  "source",
+  "kind",
+  "appointment_at",
+  "intake",
+  "labels",
+] as const satisfies readonly (keyof TicketRow)[];
+
+export type EventTicket = Pick<TicketRow, (typeof EVENT_COLUMNS)[number]>;
+
 export function eventMessage(
   type: EventType,
   cfg: Identity,
-  ticket: TicketRow | null,
+  ticket: EventTicket | null,
   at: number,
   data: Record<string, unknown>,
 ): DomainEventMessage {

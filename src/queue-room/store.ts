@@ -3,7 +3,7 @@ import type { EventType } from "../domain/events";
 import { now } from "../lib/clock";
 import { LANE, type Lane, type QueueStatus, type TicketSource, type TicketStatus } from "../domain/tickets";
 import type { CallRecord } from "../domain/wait-estimate";
-import { eventMessage } from "./outbox";
+import { EVENT_COLUMNS, eventMessage, type EventTicket } from "./outbox";
 import type { NewTicket } from "./types";
 
 // The room's rows: the one `room` row (its queue and counters), the tickets with the order
@@ -12,6 +12,8 @@ import type { NewTicket } from "./types";
 
 export { configuredOf, readRoom, type Cell, type ConfigRow, type Configured, type TicketFields, type TicketRow } from "./rows";
 import { configuredOf, readRoom, type Cell, type ConfigRow, type Configured, type TicketFields, type TicketRow } from "./rows";
+
+const EVENT_COLUMNS_SQL = EVENT_COLUMNS.join(", ");
 
 export class RoomStore {
   constructor(
@@ -188,9 +190,12 @@ export class RoomStore {
     return version;
   }
 
-  /** A flag of the order's own bookkeeping (not part of the ticket as anyone sees it). */
-  markAlmostCalled(id: string): void {
-    this.sql.exec("UPDATE tickets SET almost_called_sent = 1 WHERE id = ?", id);
+  /**
+   * A flag of the order's own bookkeeping (not part of the ticket as anyone sees it); answers
+   * what the ticket's event needs, in the same statement (issue 43: a whole row was read for it).
+   */
+  markAlmostCalled(id: string): EventTicket {
+    return this.sql.exec<EventTicket>(`UPDATE tickets SET almost_called_sent = 1 WHERE id = ? RETURNING ${EVENT_COLUMNS_SQL}`, id).one();
   }
 
   liveRowOf(userId: string): TicketRow | null {
@@ -395,7 +400,7 @@ export class RoomStore {
   }
 
   /** A domain event, written in the same transaction as the change it describes. */
-  emit(cfg: Configured, type: EventType, ticket: TicketRow | null, at: number, data: Record<string, unknown>): void {
+  emit(cfg: Configured, type: EventType, ticket: EventTicket | null, at: number, data: Record<string, unknown>): void {
     const message = eventMessage(type, cfg, ticket, at, data);
     this.sql.exec("INSERT INTO outbox (ticket_id, message) VALUES (?, ?)", ticket?.id ?? null, JSON.stringify(message));
     this.emitted += 1;
