@@ -37,7 +37,6 @@ import { parseAnswers, toView, type RoomViews } from "./views";
 // the queue-level settings. Each runs inside the room's one change path (QueueRoom.mutate),
 // so it may refuse at any point and nothing it wrote remains.
 
-export const CALL_HISTORY = 100;
 const MINUTE_MS = 60_000;
 
 export class Commands {
@@ -181,7 +180,7 @@ export class Commands {
       recalled_at: null,
     } satisfies Partial<TicketRow>;
     const version = this.store.update(next.id, fields, at);
-    this.store.recordCall(at, operatorId, CALL_HISTORY);
+    this.store.recordCall(at, operatorId);
     // The row as just written (issue 43: read whole twice more, for the event and the answer).
     const called: TicketRow = { ...next, ...fields, updated_at: at, version };
     this.store.emit(cfg, "ticket.called", called, at, { counter });

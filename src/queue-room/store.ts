@@ -15,6 +15,11 @@ import { configuredOf, readRoom, type Cell, type ConfigRow, type Configured, typ
 
 const EVENT_COLUMNS_SQL = EVENT_COLUMNS.join(", ");
 
+/** The calls the wait estimate reads its pace from. */
+export const CALL_HISTORY = 100;
+/** The table is trimmed back to CALL_HISTORY once every this many calls (issue 43: a DELETE was every call-next's). */
+export const CALL_TRIM_EVERY = 20;
+
 export class RoomStore {
   constructor(
     readonly sql: SqlStorage,
@@ -384,17 +389,20 @@ export class RoomStore {
 
   // ---- call history and outbox -------------------------------------------------------------
 
-  recordCall(at: number, operatorId: string, keep: number): void {
-    this.sql.exec("INSERT INTO calls (at, operator_id) VALUES (?, ?)", at, operatorId);
-    this.sql.exec("DELETE FROM calls WHERE seq <= (SELECT MAX(seq) FROM calls) - ?", keep);
-    // The kept copy moves as the table did: the new call last, the last `keep` calls left.
-    if (this.kept.calls) this.kept.calls = [...this.kept.calls, { at, operatorId }].slice(-keep);
+  recordCall(at: number, operatorId: string): void {
+    const { seq } = this.sql.exec<{ seq: number }>("INSERT INTO calls (at, operator_id) VALUES (?, ?) RETURNING seq", at, operatorId).one();
+    if (seq % CALL_TRIM_EVERY === 0) this.sql.exec("DELETE FROM calls WHERE seq <= ?", seq - CALL_HISTORY);
+    // The kept copy moves as the reads do: the new call last, the last CALL_HISTORY calls left.
+    if (this.kept.calls) this.kept.calls = [...this.kept.calls, { at, operatorId }].slice(-CALL_HISTORY);
   }
 
-  /** The recent calls (the wait estimate's pace), oldest first, kept between reads: written only by recordCall. Not to be changed by the caller. */
+  /** The last CALL_HISTORY calls (the wait estimate's pace), oldest first, kept between reads: written only by recordCall. Not to be changed by the caller. */
   calls(): readonly CallRecord[] {
     return (this.kept.calls ??= this.sql
-      .exec<{ at: number; operator_id: string }>("SELECT at, operator_id FROM calls ORDER BY seq")
+      .exec<{ at: number; operator_id: string }>(
+        "SELECT at, operator_id FROM (SELECT seq, at, operator_id FROM calls ORDER BY seq DESC LIMIT ?) ORDER BY seq",
+        CALL_HISTORY,
+      )
       .toArray()
       .map((c) => ({ at: c.at, operatorId: c.operator_id })));
   }

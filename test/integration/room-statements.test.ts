@@ -4,7 +4,7 @@ import { call, expectOk } from "../helpers/api";
 import { room, settle } from "../helpers/catalog";
 import { queueFixture, registerUser } from "../helpers/fixtures";
 import { testClock } from "../helpers/clock";
-import { CALL_HISTORY } from "../../src/queue-room/commands";
+import { CALL_HISTORY, CALL_TRIM_EVERY } from "../../src/queue-room/store";
 
 // Issue 43: what a join and a call-next ask of the room's SQLite. Each statement costs the room
 // its own overhead (0.1-0.2 ms under wrangler dev), so the room keeps its row and the rules'
@@ -81,6 +81,7 @@ describe("the room's statements", () => {
     expect(ran.filter((q) => FRONT_WALK.test(q))).toEqual([]);
     expect(ran.filter((q) => WATCHERS.test(q) || q === OUTBOX_COUNT)).toEqual([]);
     expect(ran.filter((q) => REMOTE_JOINS.test(q))).toEqual([]);
+    expect(ran.filter((q) => /^DELETE FROM calls/.test(q))).toEqual([]);
     // The call changed the pace, and the room's copy moved with it: no read.
     expect(ran.filter((q) => q === CALLS)).toEqual([]);
     // Whole rows (some sixty columns) are read for the ticket to call and the caller's tickets
@@ -138,21 +139,25 @@ describe("the room's statements", () => {
     expect(kept.waitingCount).toBe(6);
     expect(kept.estimatedWaitMinutes).toBeGreaterThan(0);
     // The same room with its kept copies dropped: everything read again from its tables.
-    type Store = { forget(): void; recordCall(at: number, operatorId: string, keep: number): void; calls(): readonly unknown[] };
+    type Store = { forget(): void; recordCall(at: number, operatorId: string): void; calls(): readonly unknown[] };
     const storeOf = (object: unknown) => Reflect.get(object as object, "store") as Store;
     await runInDurableObject(room(f.queueId), (object) => storeOf(object).forget());
     expect(await statusOf()).toEqual(kept);
     // Past the history's length the copy keeps the last calls, as the table does.
-    const [copy, table] = await runInDurableObject(room(f.queueId), (object) => {
+    const [copy, table, rows] = await runInDurableObject(room(f.queueId), (object, state) => {
       const store = storeOf(object);
       store.calls();
-      for (let i = 0; i < CALL_HISTORY + 5; i++) store.recordCall(start + i, `op_${i}`, CALL_HISTORY);
+      for (let i = 0; i < CALL_HISTORY + 2 * CALL_TRIM_EVERY + 5; i++) store.recordCall(start + i, `op_${i}`);
       const copy = store.calls();
       store.forget();
-      return [copy, store.calls()];
+      return [copy, store.calls(), state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM calls").one().n];
     });
     expect(copy).toHaveLength(CALL_HISTORY);
     expect(copy).toEqual(table);
+    expect((copy as { operatorId: string }[]).at(-1)).toMatchObject({ operatorId: `op_${CALL_HISTORY + 2 * CALL_TRIM_EVERY + 4}` });
+    // The table is trimmed once every CALL_TRIM_EVERY calls, not on each.
+    expect(rows).toBeGreaterThanOrEqual(CALL_HISTORY);
+    expect(rows).toBeLessThan(CALL_HISTORY + CALL_TRIM_EVERY);
   });
 
   it("a new copy of the rules and a new setting are obeyed by the very next join: closed, then open, then full", async () => {
