@@ -44,6 +44,7 @@ import { auditRoutes, recordEveryChange, sealAuditAfterWrites } from "./audit";
 import { dataSubjectRoutes } from "./privacy";
 import { apiVersioning } from "./http/versioning";
 import { testModeRoutes } from "./test-mode";
+import { answerHeader } from "./http/answer-headers";
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -107,7 +108,7 @@ export function createApp() {
   app.use("/v1/*", livemodeInAnswers);
   app.use("/v1/*", async (c, next) => {
     await next();
-    for (const [name, value] of Object.entries(c.get("rateLimitHeaders") ?? {})) c.header(name, value);
+    for (const [name, value] of Object.entries(c.get("rateLimitHeaders") ?? {})) answerHeader(c, name, value);
   });
   app.use("/v1/widget/*", widgetCors);
   // The widget and the kiosk book (docs/appointments.md): the same CORS and origin lock as the widget routes.

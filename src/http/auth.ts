@@ -48,6 +48,7 @@ export const SESSION_COOKIE = "service.session_token";
 
 export type { Actor, Principal } from "./context";
 import type { Actor, Principal } from "./context";
+import { answerHeader } from "./answer-headers";
 
 /** The credentials a route accepts, named in every 401 so a newcomer knows what to send (issue #32). */
 export const EXPECTED_CREDENTIALS = [
@@ -316,7 +317,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     }
   }
   await next();
-  if (c.get("clearSessionCookie")) c.header("Set-Cookie", CLEARED_SESSION_COOKIE, { append: true });
+  if (c.get("clearSessionCookie")) answerHeader(c, "Set-Cookie", CLEARED_SESSION_COOKIE, { append: true });
 });
 
 /** What an anonymous request is refused with: the rejected cookie's own error if there was one. */

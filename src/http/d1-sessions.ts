@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import type { Env } from "../env";
 import type { AppEnv } from "./context";
 import { validationError } from "./errors";
+import { answerHeader } from "./answer-headers";
 
 // D1's Sessions API for the reads that stay on D1 (listings, dashboards, analytics: issue 43,
 // docs/hot-path.md). After the caller is known and authorized on the primary (the credential
@@ -33,5 +34,5 @@ export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
   primaries.set(c.env, primary);
   await next();
   const bookmark = session.getBookmark();
-  if (bookmark) c.header(BOOKMARK_HEADER, bookmark);
+  if (bookmark) answerHeader(c, BOOKMARK_HEADER, bookmark);
 });

@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { randomString } from "../lib/ids";
 import type { AppEnv } from "./context";
+import { answerHeader } from "./answer-headers";
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:\-]{1,128}$/;
 
@@ -10,6 +11,6 @@ export const requestId = createMiddleware<AppEnv>(async (c, next) => {
   const id = incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : `req_${randomString(20)}`;
   c.set("requestId", id);
   await next();
-  c.header("X-Request-ID", id);
-  if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
+  answerHeader(c, "X-Request-ID", id);
+  if (!c.res.headers.has("Cache-Control")) answerHeader(c, "Cache-Control", "no-store");
 });

@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { API_VERSIONS, CURRENT_API_VERSION, FIRST_API_VERSION, isApiVersion, isBefore, type ApiVersion } from "../domain/api-versions";
 import type { AppEnv } from "./context";
 import { validationError } from "./errors";
+import { answerHeader } from "./answer-headers";
 
 // Dated versions (issue #32; docs/changelog.md). The routes always answer in the current
 // shape; this is the one layer that turns an answer back into an older version's shape, one
@@ -109,7 +110,7 @@ export const apiVersioning = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   // A WebSocket upgrade (101) is the room's own answer: nothing to echo or reshape there.
   if (c.res.status === 101) return;
-  c.header(VERSION_HEADER, version);
+  answerHeader(c, VERSION_HEADER, version);
   const older = CHANGES.filter((change) => isBefore(version, change.version) && change.applies(c.req.method, c.req.path, c.res.status));
   if (older.length === 0 || !c.res.headers.get("Content-Type")?.includes("application/json")) return;
   let body = await c.res.json();
