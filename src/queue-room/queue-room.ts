@@ -621,12 +621,13 @@ export class QueueRoom extends DurableObject<Env> {
   // ---- the change path ----------------------------------------------------------------------
 
   /**
-   * One storage transaction. When it rolls back, what the store and the rules kept of the room
-   * row and the rules is dropped: a copy taken inside it may hold what was undone.
+   * One storage transaction, its events written together at its end (store.ts). When it rolls
+   * back, what the store and the rules kept of the room row and the rules is dropped: a copy
+   * taken inside it may hold what was undone.
    */
   private transaction<T>(fn: () => T): T {
     try {
-      return this.ctx.storage.transactionSync(fn);
+      return this.ctx.storage.transactionSync(() => this.store.withEventsTogether(fn));
     } catch (err) {
       this.store.forget();
       this.rules.forget();

@@ -15,6 +15,9 @@ import { configuredOf, readRoom, type Cell, type ConfigRow, type Configured, typ
 
 const EVENT_COLUMNS_SQL = EVENT_COLUMNS.join(", ");
 
+/** A Durable Object's statement binds at most 100 values: two an event. */
+const EVENTS_PER_INSERT = 50;
+
 /** The calls the wait estimate reads its pace from. */
 export const CALL_HISTORY = 100;
 /** The table is trimmed back to CALL_HISTORY once every this many calls (issue 43: a DELETE was every call-next's). */
@@ -409,9 +412,41 @@ export class RoomStore {
 
   /** A domain event, written in the same transaction as the change it describes. */
   emit(cfg: Configured, type: EventType, ticket: EventTicket | null, at: number, data: Record<string, unknown>): void {
-    const message = eventMessage(type, cfg, ticket, at, data);
-    this.sql.exec("INSERT INTO outbox (ticket_id, message) VALUES (?, ?)", ticket?.id ?? null, JSON.stringify(message));
+    const message = JSON.stringify(eventMessage(type, cfg, ticket, at, data));
+    if (this.pendingEvents !== null) this.pendingEvents.push(ticket?.id ?? null, message);
+    else this.writeEvents([ticket?.id ?? null, message]);
     this.emitted += 1;
+  }
+
+  /** The events of the transaction under way, ticket id and message in turn (`withEventsTogether`). */
+  private pendingEvents: (string | null)[] | null = null;
+
+  /**
+   * Runs `fn` with the events it emits written together when it ends, in emission order (issue
+   * 43: one INSERT each, and a call-next emits two). The room's transaction runs every change
+   * through it; nested, the outermost writes.
+   */
+  withEventsTogether<T>(fn: () => T): T {
+    if (this.pendingEvents !== null) return fn();
+    this.pendingEvents = [];
+    try {
+      const value = fn();
+      this.writeEvents(this.pendingEvents);
+      return value;
+    } finally {
+      this.pendingEvents = null;
+    }
+  }
+
+  /** Outbox rows from pairs of (ticket id, message), as few statements as the bound-parameter limit allows. */
+  private writeEvents(pairs: readonly (string | null)[]): void {
+    for (let start = 0; start < pairs.length; start += EVENTS_PER_INSERT * 2) {
+      const chunk = pairs.slice(start, start + EVENTS_PER_INSERT * 2);
+      this.sql.exec(
+        `INSERT INTO outbox (ticket_id, message) VALUES ${Array.from({ length: chunk.length / 2 }, () => "(?, ?)").join(", ")}`,
+        ...chunk,
+      );
+    }
   }
 
   /** Events written since this store began (a change that moved it left the outbox non-empty, or rolled back). */

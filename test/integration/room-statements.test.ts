@@ -1,9 +1,10 @@
-import { runInDurableObject } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { call, expectOk } from "../helpers/api";
 import { room, settle } from "../helpers/catalog";
 import { queueFixture, registerUser } from "../helpers/fixtures";
 import { testClock } from "../helpers/clock";
+import type { DomainEventMessage } from "../../src/domain/events";
 import { CALL_HISTORY, CALL_TRIM_EVERY } from "../../src/queue-room/store";
 
 // Issue 43: what a join and a call-next ask of the room's SQLite. Each statement costs the room
@@ -82,6 +83,8 @@ describe("the room's statements", () => {
     expect(ran.filter((q) => WATCHERS.test(q) || q === OUTBOX_COUNT)).toEqual([]);
     expect(ran.filter((q) => REMOTE_JOINS.test(q))).toEqual([]);
     expect(ran.filter((q) => /^DELETE FROM calls/.test(q))).toEqual([]);
+    // The call's two events (called, almost your turn) are written together.
+    expect(ran.filter((q) => /^INSERT INTO outbox/.test(q))).toEqual(["INSERT INTO outbox (ticket_id, message) VALUES (?, ?), (?, ?)"]);
     // The call changed the pace, and the room's copy moved with it: no read.
     expect(ran.filter((q) => q === CALLS)).toEqual([]);
     // Whole rows (some sixty columns) are read for the ticket to call and the caller's tickets
@@ -90,6 +93,32 @@ describe("the room's statements", () => {
     // your turn") is marked and read for its event in one statement.
     expect(ran.filter((q) => /^SELECT \* FROM tickets/.test(q))).toHaveLength(2);
     expect(ran.filter((q) => /^UPDATE tickets SET almost_called_sent = 1 WHERE id = \? RETURNING/.test(q))).toHaveLength(1);
+  });
+
+  it("a change's events are written together, past what one statement binds, and delivered in their order", async () => {
+    const f = await queueFixture("pro");
+    const ids: string[] = [];
+    for (let i = 0; i < 55; i++)
+      ids.push(expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201).id);
+    await settle(f.queueId);
+    const sent: DomainEventMessage[] = [];
+    const spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
+      for (const m of messages) sent.push(m.body as DomainEventMessage);
+      return undefined as never;
+    });
+    try {
+      const ran = await roomStatements(f.queueId, async () => {
+        expectOk(await call("POST", `/v1/queues/${f.queueId}/clear`, { token: f.owner.token }));
+      });
+      // 55 cancellations: two statements (a statement binds at most 100 values, 50 events).
+      expect(ran.filter((q) => /^INSERT INTO outbox/.test(q))).toHaveLength(2);
+      await settle(f.queueId);
+    } finally {
+      spy.mockRestore();
+    }
+    const cancelled = sent.filter((e) => e.ticketId !== null).map((e) => e.ticketId);
+    expect(cancelled).toEqual(ids);
+    expect(new Set(sent.map((e) => e.id)).size).toBe(sent.length);
   });
 
   it("a drain reads its tickets in one statement, whatever their number", async () => {
