@@ -179,8 +179,8 @@ async function resolve(c: Context<AppEnv>, credential: Credential, at: number): 
       apiVersion: found.key.apiVersion,
     };
   }
-  const tokenHash = await sha256Hex(credential.value);
   const userId = userIdOfSessionToken(credential.value);
+  const tokenHash = userId !== null ? await signedTokenHash(credential.value) : await sha256Hex(credential.value);
   if (userId !== null) return resolveByUserObject(c, userId, tokenHash, queueId, recent, kept, at);
   const sessionReads = [withValues(sessionRead, { tokenHash }), withValues(sessionUserRead, { tokenHash })] as const;
   const [[session], [user], queueRows, roleRows] =
@@ -267,6 +267,24 @@ async function resolveByUserObject(
   const { session } = verdict;
   if (verdict.writeSlide) afterResponse(c, writeSlide(database(c.env.DB), tokenHash, at, session.expiresAt), "session slide");
   return { kind: "session", user: verdict.user, tokenHash, ...session };
+}
+
+/**
+ * The hashes of the signed session tokens this isolate served (issue 43: a SHA-256 on every
+ * request of a session that comes back again and again). Only tokens whose MAC verified reach
+ * here (`authenticate` refuses forged ones first), so a guesser fills nothing; at most
+ * TOKEN_HASHES_KEPT of them.
+ */
+const tokenHashes = new Map<string, string>();
+const TOKEN_HASHES_KEPT = 10_000;
+
+async function signedTokenHash(token: string): Promise<string> {
+  const known = tokenHashes.get(token);
+  if (known !== undefined) return known;
+  const hash = await sha256Hex(token);
+  if (tokenHashes.size >= TOKEN_HASHES_KEPT) tokenHashes.clear();
+  tokenHashes.set(token, hash);
+  return hash;
 }
 
 function formOf(c: Context<AppEnv>, credential: Credential): Promise<CredentialForm> {

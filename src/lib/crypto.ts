@@ -10,9 +10,14 @@ function fromBase64(text: string): Uint8Array {
   return Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0));
 }
 
+/** Each byte's two hex digits, built once. */
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
 export async function sha256Hex(text: string): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
-  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+  let hex = "";
+  for (const b of digest) hex += HEX[b];
+  return hex;
 }
 
 export function constantTimeEqual(a: string, b: string): boolean {

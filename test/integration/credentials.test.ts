@@ -12,7 +12,7 @@ import {
   legacyShapedSessionToken,
   meterBindings,
 } from "../helpers/credentials";
-import { createApiKey, queueFixture } from "../helpers/fixtures";
+import { createApiKey, queueFixture, registerUser } from "../helpers/fixtures";
 
 // Credentials that prove themselves (issue #33, CONTRACT §10 as amended): a forged credential is
 // refused without reaching D1 or any object; a failed-credential count only ever refuses
@@ -200,6 +200,23 @@ describe("signatures", () => {
     sign.mockRestore();
     expect(forValid).toBe(0);
     expect(forForged).toBeGreaterThanOrEqual(2);
+  });
+
+  it("a session token's hash is taken once by the isolate, and its session is still judged on every request", async () => {
+    const f = await queueFixture("pro");
+    const other = await registerUser();
+    expectOk(await call("GET", "/v1/auth/me", { token: f.owner.token }));
+    expectOk(await call("GET", "/v1/auth/me", { token: other.token }));
+    const digest = vi.spyOn(crypto.subtle, "digest");
+    expectOk(await call("GET", "/v1/auth/me", { token: f.owner.token }));
+    expectOk(await call("GET", "/v1/auth/me", { token: other.token }));
+    const digests = digest.mock.calls.length;
+    digest.mockRestore();
+    expect(digests).toBe(0);
+    // The hash is the token's alone: a logout still ends the session at once.
+    expectOk(await call("POST", "/v1/auth/logout", { token: other.token }));
+    expectError(await call("GET", "/v1/auth/me", { token: other.token }), 401, "AUTHENTICATION_ERROR");
+    expectOk(await call("GET", "/v1/auth/me", { token: f.owner.token }));
   });
 
   it("new keys and sessions are signed; a legacy key keeps working and is listed for rotation", async () => {

@@ -5,6 +5,7 @@ import {
   hashPassword,
   parsePasswordHash,
   PBKDF2_ITERATIONS,
+  sha256Hex,
   PBKDF2_MAX_ITERATIONS,
   verifyPassword,
 } from "../../src/lib/crypto";
@@ -52,5 +53,12 @@ describe("fingerprint (the widget status's ETag)", () => {
     for (let n = 0; n < 20_000; n++) seen.add(fingerprint(base.replace("12", String(n))));
     for (let i = 0; i < base.length; i++) seen.add(fingerprint(base.slice(0, i) + "#" + base.slice(i + 1)));
     expect(seen.size).toBe(20_000 + base.length);
+  });
+});
+
+describe("sha256Hex (a stored token's and key's hash)", () => {
+  it("is SHA-256 in lower-case hex (FIPS 180-2 vectors)", async () => {
+    expect(await sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    expect(await sha256Hex("")).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   });
 });
