@@ -86,13 +86,19 @@ export interface SessionAdmission {
 const PRUNE_EVERY_MS = 60 * 60_000;
 
 /**
- * A user's session requests are counted exactly in memory while the storage holds a ceiling at
- * or above the count, raised this many requests ahead (issue 43): a write, and the commit behind
- * it, on every session request was the user's object's main cost on a join or a call-next. An
- * object started again (evicted, restarted) counts from the ceiling: in that window it may refuse
- * up to this many requests early, never let one too many through.
+ * Counted requests (a session's, a key's, an address's public reads) are counted exactly in
+ * memory while the storage holds a ceiling at or above the count, raised this many requests
+ * ahead (issue 43): a write, and the commit behind it, on every request was the object's main
+ * cost. An object started again (evicted, restarted) counts from the ceiling: in that window it
+ * may refuse up to this many requests early, never let one too many through. A small limit's
+ * reserve is a thirtieth of it (`reserveOf`). Failures (`record`) are stored exactly.
  */
-export const SESSION_COUNT_RESERVE = 20;
+export const COUNT_RESERVE = 20;
+
+/** How far ahead of a window's count its stored ceiling goes: COUNT_RESERVE, at most a thirtieth of the limit. */
+export function reserveOf(rule: WindowRule): number {
+  return rule.limit === null ? COUNT_RESERVE : Math.min(COUNT_RESERVE, Math.floor(rule.limit / 30));
+}
 
 /**
  * Exact fixed-window counters for one subject (an API key, an IP, an email). A Durable
@@ -101,7 +107,7 @@ export const SESSION_COUNT_RESERVE = 20;
  */
 export class RateLimiter extends DurableObject<Env> {
   private pruneScheduled = false;
-  /** Counts below their stored ceiling (`SESSION_COUNT_RESERVE`), by rule name. */
+  /** Counts below their stored ceiling (`COUNT_RESERVE`), by rule name. */
   private readonly kept = new Map<string, { start: number; count: number; ceiling: number }>();
   /** A user's object (`user:<id>`) also holds the user's sessions and memberships (./caller-access.ts). */
   private readonly access = new CallerAccess(this.ctx.storage);
@@ -138,7 +144,7 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   private counted(verdict: AccessVerdict, rules: WindowRule[], at: number): SessionAdmission {
-    return { verdict, decision: verdict.state === "valid" ? this.decide(rules, at, true, SESSION_COUNT_RESERVE) : null };
+    return { verdict, decision: verdict.state === "valid" ? this.decide(rules, at, true) : null };
   }
 
   /** Counts one request if every window has room; a refused request counts nowhere. */
@@ -306,12 +312,12 @@ export class RateLimiter extends DurableObject<Env> {
     else this.kept.set(rule.name, { start: counter.start, count: counter.count, ceiling: counter.ceiling });
   }
 
-  private decide(rules: WindowRule[], at: number, count: boolean, reserve = 0): RateDecision {
+  private decide(rules: WindowRule[], at: number, count: boolean): RateDecision {
     const counters = rules.map((rule) => ({ rule, counter: this.counter(rule, at) }));
     const refusing = counters.filter(({ rule, counter }) => rule.limit !== null && counter.count >= rule.limit);
     const allowed = refusing.length === 0;
     if (allowed && count) {
-      for (const { rule, counter } of counters) this.write(rule, counter, 1, reserve);
+      for (const { rule, counter } of counters) this.write(rule, counter, 1, reserveOf(rule));
       this.schedulePrune();
     }
     const windows = counters.map(({ rule, counter }) => ({

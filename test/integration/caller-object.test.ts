@@ -2,7 +2,7 @@ import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test
 import { describe, expect, it, vi } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
 import { testClock } from "../helpers/clock";
-import { SESSION_COUNT_RESERVE, type RateLimiter } from "../../src/rate-limiter/rate-limiter";
+import { COUNT_RESERVE, type RateLimiter } from "../../src/rate-limiter/rate-limiter";
 import { SESSION_LIMIT_PER_MINUTE } from "../../src/http/rate-limit";
 import type { AccessVerdict } from "../../src/rate-limiter/caller-access";
 import { insertPreviousFormatSession, meterBindings } from "../helpers/credentials";
@@ -337,10 +337,10 @@ describe("the per-user count's storage (issue 43: no write on most session reque
     };
     const first = await remaining();
     const counted = SESSION_LIMIT_PER_MINUTE - first;
-    // The first count of the window wrote its ceiling, SESSION_COUNT_RESERVE ahead; the next
+    // The first count of the window wrote its ceiling, COUNT_RESERVE ahead; the next
     // requests up to it write nothing and are still counted exactly.
-    expect(counted).toBeLessThanOrEqual(SESSION_COUNT_RESERVE);
-    expect(await stored()).toMatchObject({ start, count: 1 + SESSION_COUNT_RESERVE });
+    expect(counted).toBeLessThanOrEqual(COUNT_RESERVE);
+    expect(await stored()).toMatchObject({ start, count: 1 + COUNT_RESERVE });
     const ceiling = (await stored())!.count;
     const before = await remaining();
     expect(before).toBe(first - 1);
