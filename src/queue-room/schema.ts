@@ -236,6 +236,10 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   `CREATE TABLE quota_tally (period TEXT PRIMARY KEY, joins INTEGER NOT NULL);
    CREATE TABLE quota_report (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, counts TEXT);
    INSERT INTO quota_report (id, seq) VALUES (1, 0);`,
+  // Issue 43: the next hand-off deadline (hand-offs.ts), read after every drain and every change
+  // without an event, scanned every ticket the room holds (0.7 ms at 10,000). Only tickets being
+  // moved are in it: no other write maintains it.
+  `CREATE INDEX tickets_transferring ON tickets (transferring_since) WHERE transferring_to IS NOT NULL;`,
 ];
 
 /** Runs the steps this room has not applied yet (src/lib/storage-migrations.ts). */

@@ -223,6 +223,32 @@ describe("the caller's latest open call", () => {
   });
 });
 
+describe("the hand-offs under way", () => {
+  it("are found through an index of the tickets being moved: the room's statements about them scan nothing else", async () => {
+    const f = await queueFixture("pro");
+    for (let i = 0; i < 3; i++) expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    await settle(f.queueId);
+    // A change and its drain ask for the next hand-off deadline (the room's alarm).
+    const ran = await roomStatements(f.queueId, async () => {
+      expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+      await settle(f.queueId);
+    });
+    const moving = [...new Set(ran.filter((q) => q.includes("transferring_to IS NOT NULL")))];
+    expect(moving.length).toBeGreaterThan(0);
+    const plans = await runInDurableObject(room(f.queueId), (_object, state) =>
+      moving.map((query) =>
+        state.storage.sql
+          .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${query}`, ...Array.from(query.matchAll(/\?/g), () => 0))
+          .toArray()
+          .map((r) => r.detail)
+          .join(" | "),
+      ),
+    );
+    // The whole of the partial index at most: only the tickets being moved are in it.
+    for (const plan of plans) expect(plan).toMatch(/^(SCAN|SEARCH) tickets USING INDEX tickets_transferring/);
+  });
+});
+
 describe("the waiting appointments", () => {
   it("are found through an index of appointments alone (a walk-in's writes do not maintain it)", async () => {
     const f = await queueFixture("pro");
