@@ -82,6 +82,9 @@ export interface SessionAdmission {
   decision: RateDecision | null;
 }
 
+/** The most windows one object keeps in memory (`kept`). */
+const KEPT_MAX = 10_000;
+
 /** How often counters of finished windows are deleted (see `alarm`). */
 const PRUNE_EVERY_MS = 60 * 60_000;
 
@@ -107,8 +110,12 @@ export function reserveOf(rule: WindowRule): number {
  */
 export class RateLimiter extends DurableObject<Env> {
   private pruneScheduled = false;
-  /** Counts below their stored ceiling (`COUNT_RESERVE`), by rule name. */
-  private readonly kept = new Map<string, { start: number; count: number; ceiling: number }>();
+  /**
+   * Each window's count and the ceiling stored for it (`COUNT_RESERVE`), by rule name. This
+   * object is its storage's only writer, so while it lives the copy is the truth: a request reads
+   * no storage (issue 43). Started again, it reads the ceiling.
+   */
+  private readonly kept = new Map<string, { start: number; end: number; count: number; ceiling: number }>();
   /** A user's object (`user:<id>`) also holds the user's sessions and memberships (./caller-access.ts). */
   private readonly access = new CallerAccess(this.ctx.storage);
 
@@ -270,6 +277,7 @@ export class RateLimiter extends DurableObject<Env> {
     this.pruneScheduled = false;
     const at = Date.now();
     let kept = 0;
+    for (const [name, counter] of this.kept) if (counter.end <= at) this.kept.delete(name);
     for (const [name, counter] of this.ctx.storage.kv.list<Counter>()) {
       // A lease of ./caller-access.ts is not a counter: it ends itself, checked on the next request.
       if (name.startsWith("access:")) continue;
@@ -287,17 +295,16 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   /**
-   * The window's count: the one kept in memory while the storage still holds the ceiling written
-   * with it, else the stored one (a ceiling after a restart: never below the true count; or a
-   * count written by a test).
+   * The window's count: the one kept in memory, else the stored one (a ceiling after a restart:
+   * never below the true count).
    */
   private counter(rule: WindowRule, at: number): Counter & { ceiling: number } {
     const start = at - (at % rule.windowMs);
+    const kept = this.kept.get(rule.name);
+    if (kept && kept.start === start) return { start, count: kept.count, ceiling: kept.ceiling };
     const stored = this.ctx.storage.kv.get<Counter>(rule.name);
     const ceiling = stored && stored.start === start ? stored.count : 0;
-    const kept = this.kept.get(rule.name);
-    const count = kept && kept.start === start && kept.ceiling === ceiling ? kept.count : ceiling;
-    return { start, count, ceiling };
+    return { start, count: ceiling, ceiling };
   }
 
   /** Counts `by` more in the window; the storage is written when the count passes its ceiling, `reserve` ahead. */
@@ -308,8 +315,10 @@ export class RateLimiter extends DurableObject<Env> {
         rule.limit === null ? counter.count + reserve : Math.max(counter.count, Math.min(counter.count + reserve, rule.limit));
       this.ctx.storage.kv.put(rule.name, { start: counter.start, count: counter.ceiling, end: counter.start + rule.windowMs });
     }
-    if (counter.ceiling === counter.count) this.kept.delete(rule.name);
-    else this.kept.set(rule.name, { start: counter.start, count: counter.count, ceiling: counter.ceiling });
+    // Names built from ids (an address's public reads of any queue) are bounded: past KEPT_MAX the
+    // copies go, and the stored ceilings stand in for them (early, never late).
+    if (this.kept.size >= KEPT_MAX && !this.kept.has(rule.name)) this.kept.clear();
+    this.kept.set(rule.name, { start: counter.start, end: counter.start + rule.windowMs, count: counter.count, ceiling: counter.ceiling });
   }
 
   private decide(rules: WindowRule[], at: number, count: boolean): RateDecision {

@@ -342,7 +342,23 @@ describe("the per-user count's storage (issue 43: no write on most session reque
     expect(counted).toBeLessThanOrEqual(COUNT_RESERVE);
     expect(await stored()).toMatchObject({ start, count: 1 + COUNT_RESERVE });
     const ceiling = (await stored())!.count;
-    const before = await remaining();
+    // The object is its storage's only writer: while it lives, a request reads no counter from it.
+    const reads: string[] = [];
+    const restore = await runInDurableObject(object, (_instance, state) => {
+      const get = state.storage.kv.get.bind(state.storage.kv);
+      const spy = vi.spyOn(state.storage.kv, "get").mockImplementation((key: string) => {
+        reads.push(key);
+        return get(key) as never;
+      });
+      return () => spy.mockRestore();
+    });
+    let before: number;
+    try {
+      before = await remaining();
+    } finally {
+      await runInDurableObject(object, () => restore());
+    }
+    expect(reads.filter((key) => key === "minute")).toEqual([]);
     expect(before).toBe(first - 1);
     expect((await stored())!.count).toBe(ceiling);
     // Started again, the object knows only the ceiling: it counts from there (at most the
