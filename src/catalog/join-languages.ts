@@ -27,7 +27,7 @@ const kept = new Map<string, { facts: JoinLanguages; until: number }>();
 
 /** The organization's and the service's language facts; null when the organization is gone. */
 export async function joinLanguages(
-  { db }: Deps,
+  deps: Deps,
   organizationId: string,
   serviceId: string,
   at = Date.now(),
@@ -35,6 +35,7 @@ export async function joinLanguages(
   const key = `${organizationId}|${serviceId}`;
   const hit = kept.get(key);
   if (hit && hit.until > at) return hit.facts;
+  const { db } = deps;
   const [org, places] = await Promise.all([
     db
       .select({ defaultLanguage: organizations.defaultLanguage, languages: organizations.languages })

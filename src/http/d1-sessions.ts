@@ -28,11 +28,17 @@ export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
   const sent = c.req.header(BOOKMARK_HEADER);
   if (sent !== undefined && !BOOKMARK.test(sent)) throw validationError(BOOKMARK_HEADER, "not a bookmark answered by this API");
   const read = c.req.method === "GET" || c.req.method === "HEAD";
-  const session = c.env.DB.withSession(sent ?? (read ? "first-unconstrained" : "first-primary"));
   const primary = c.env;
-  c.env = { ...primary, DB: session as unknown as D1Database };
+  // Opened when the route first reaches D1 (issue 43: join, call-next and most hot routes never do).
+  let session: D1DatabaseSession | null = null;
+  c.env = {
+    ...primary,
+    get DB() {
+      return (session ??= primary.DB.withSession(sent ?? (read ? "first-unconstrained" : "first-primary"))) as unknown as D1Database;
+    },
+  };
   primaries.set(c.env, primary);
   await next();
-  const bookmark = session.getBookmark();
+  const bookmark = (session as D1DatabaseSession | null)?.getBookmark();
   if (bookmark) answerHeader(c, BOOKMARK_HEADER, bookmark);
 });

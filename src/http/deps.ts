@@ -14,7 +14,14 @@ export interface Deps {
 }
 
 export function depsOf(env: Env): Deps {
-  return { db: database(env.DB), env };
+  // Reached on first use (issue 43): a request's D1 session and its client are made only by a
+  // route that queries D1 (./d1-sessions.ts); join and call-next never do.
+  return {
+    get db() {
+      return database(env.DB);
+    },
+    env,
+  };
 }
 
 /** The request's dependencies: its D1 session, through one cached Drizzle client per binding. */

@@ -16,12 +16,13 @@ import type { Deps } from "../http/deps";
  * organization, active, at a location of the joined queue's service, with a queue there (its
  * first open one; the first leg is the joined queue). A wrong entry is 400 naming `route.<i>`.
  */
-export async function resolveRoute({ db }: Deps, queue: QueueRow, serviceIds: readonly string[] | undefined): Promise<RouteLeg[] | null> {
+export async function resolveRoute(deps: Deps, queue: QueueRow, serviceIds: readonly string[] | undefined): Promise<RouteLeg[] | null> {
   if (serviceIds === undefined || serviceIds.length === 0) return null;
   if (serviceIds[0] !== queue.serviceId) {
     throw validationError("route.0", `must be the service of the queue joined (${queue.serviceId})`);
   }
   if (serviceIds.length === 1) return null;
+  const { db } = deps;
   const ids = [...new Set(serviceIds)];
   const [found, links, open] = await db.batch([
     db

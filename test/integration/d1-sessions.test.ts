@@ -1,6 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
 import { call, expectError, expectOk } from "../helpers/api";
-import { addMember, queueFixture } from "../helpers/fixtures";
+import { addMember, queueFixture, registerUser } from "../helpers/fixtures";
 
 // Issue 43: reads that stay on D1 go through D1's Sessions API, and the bookmark travels back to
 // the client (`X-D1-Bookmark`) so its next request sees its own writes (docs/hot-path.md).
@@ -61,5 +62,23 @@ describe("X-D1-Bookmark", () => {
       headers: { ...headers, "X-D1-Bookmark": before.headers.get("X-D1-Bookmark")! },
     });
     expect(after.status).toBe(404);
+  });
+
+  it("is opened only by a route that reaches D1: a join and a call-next open none", async () => {
+    const f = await queueFixture("pro");
+    const customer = await registerUser({ accountType: "customer" });
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token }), 201);
+    const second = await registerUser({ accountType: "customer" });
+    const opened = vi.spyOn(env.DB, "withSession");
+    try {
+      expectOk(await call("POST", `/v1/queues/${f.queueId}/join`, { token: second.token }), 201);
+      const afterJoin = opened.mock.calls.length;
+      expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+      expect([afterJoin, opened.mock.calls.length]).toEqual([0, 0]);
+      expectOk(await call("GET", `/v1/business/queues`, { token: f.owner.token, headers: { "X-Organization-Id": f.organizationId } }));
+      expect(opened.mock.calls.length).toBeGreaterThan(0);
+    } finally {
+      opened.mockRestore();
+    }
   });
 });
