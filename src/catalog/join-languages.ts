@@ -26,12 +26,7 @@ export interface JoinLanguages {
 const kept = new Map<string, { facts: JoinLanguages; until: number }>();
 
 /** The organization's and the service's language facts; null when the organization is gone. */
-export async function joinLanguages(
-  deps: Deps,
-  organizationId: string,
-  serviceId: string,
-  at = Date.now(),
-): Promise<JoinLanguages | null> {
+export async function joinLanguages(deps: Deps, organizationId: string, serviceId: string, at = Date.now()): Promise<JoinLanguages | null> {
   const key = `${organizationId}|${serviceId}`;
   const hit = kept.get(key);
   if (hit && hit.until > at) return hit.facts;

@@ -30,15 +30,15 @@ export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
   const read = c.req.method === "GET" || c.req.method === "HEAD";
   const primary = c.env;
   // Opened when the route first reaches D1 (issue 43: join, call-next and most hot routes never do).
-  let session: D1DatabaseSession | null = null;
+  const opened: { session?: D1DatabaseSession } = {};
   c.env = {
     ...primary,
     get DB() {
-      return (session ??= primary.DB.withSession(sent ?? (read ? "first-unconstrained" : "first-primary"))) as unknown as D1Database;
+      return (opened.session ??= primary.DB.withSession(sent ?? (read ? "first-unconstrained" : "first-primary"))) as unknown as D1Database;
     },
   };
   primaries.set(c.env, primary);
   await next();
-  const bookmark = (session as D1DatabaseSession | null)?.getBookmark();
+  const bookmark = opened.session?.getBookmark();
   if (bookmark) answerHeader(c, BOOKMARK_HEADER, bookmark);
 });

@@ -231,7 +231,8 @@ async function profileRoute(ctx, route, options) {
     if (dir) mkdirSync(dir, { recursive: true });
     const profile = await profileWhile(
       target.inspector ?? { port: target.inspectorPort },
-      () => load({ base: target.direct ?? target.base, title: `${route} (profiled)`, duration: 2, connections: PROFILE_CONNECTIONS, ...given }),
+      () =>
+        load({ base: target.direct ?? target.base, title: `${route} (profiled)`, duration: 2, connections: PROFILE_CONNECTIONS, ...given }),
       12,
       dir ? join(dir, `${route.replaceAll(" ", "-")}.cpuprofile`) : null,
     );
