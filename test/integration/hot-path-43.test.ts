@@ -1,12 +1,12 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { sql } from "drizzle-orm";
-import type { DomainEventMessage } from "../../src/domain/events";
 import { database } from "../../src/db/client";
 import { apiKeyQuery, apiKeySubscriptionQuery } from "../../src/http/credentials/api-keys";
 import { queueQuery, sessionRoleInQueueQuery } from "../../src/http/credentials/queues";
 import { sessionQuery, sessionUserQuery } from "../../src/http/credentials/sessions";
 import { call, expectOk } from "../helpers/api";
+import { captureEvents } from "../helpers/events";
 import { room, settle } from "../helpers/catalog";
 import { createApiKey, queueFixture, registerUser } from "../helpers/fixtures";
 
@@ -73,15 +73,6 @@ describe("the credential lookup's statements", () => {
     expect((await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: stranger.token })).status).toBe(404);
   });
 });
-
-function captureEvents(): { sent: DomainEventMessage[]; restore: () => void } {
-  const sent: DomainEventMessage[] = [];
-  const spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
-    for (const m of messages) sent.push(m.body as DomainEventMessage);
-    return undefined as never;
-  });
-  return { sent, restore: () => spy.mockRestore() };
-}
 
 async function outboxTypes(queueId: string): Promise<string[]> {
   return runInDurableObject(room(queueId), (_object, state) =>

@@ -1,9 +1,9 @@
-import { env, SELF } from "cloudflare:test";
+import { SELF } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import type { DomainEventMessage } from "../../src/domain/events";
 import { render } from "../../src/domain/notification-templates";
 import { call, expectError, expectOk, unique } from "../helpers/api";
 import { settle } from "../helpers/catalog";
+import { captureEvents } from "../helpers/events";
 import { testClock } from "../helpers/clock";
 import { createApiKey, createOrganization, createQueueFixture, registerUser, setPlan } from "../helpers/fixtures";
 import { fakeInternet } from "../helpers/outbound";
@@ -44,16 +44,12 @@ describe("desks and counters in what an integrator reads", () => {
     const ticket = expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: owner.token, body: {} }), 201);
     await settle(f.queueId);
 
-    const sent: DomainEventMessage[] = [];
-    const spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
-      for (const m of messages) sent.push(m.body as DomainEventMessage);
-      return undefined as never;
-    });
+    const { sent, restore } = captureEvents();
     try {
       expectOk(await call("POST", `/v1/desks/${desk.id}/call-next`, { token: owner.token }));
       await settle(f.queueId);
     } finally {
-      spy.mockRestore();
+      restore();
     }
     const called = sent.find((e) => e.type === "ticket.called");
     expect(called?.data).toMatchObject({ displayCode: ticket.displayCode, counter: desk.name });

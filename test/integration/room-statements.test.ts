@@ -1,10 +1,10 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { call, expectOk } from "../helpers/api";
 import { room, settle } from "../helpers/catalog";
+import { captureEvents } from "../helpers/events";
 import { queueFixture, registerUser } from "../helpers/fixtures";
 import { testClock } from "../helpers/clock";
-import type { DomainEventMessage } from "../../src/domain/events";
 import { CALL_HISTORY, CALL_TRIM_EVERY } from "../../src/queue-room/store";
 
 // Issue 43: what a join and a call-next ask of the room's SQLite. Each statement costs the room
@@ -101,11 +101,7 @@ describe("the room's statements", () => {
     for (let i = 0; i < 55; i++)
       ids.push(expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201).id);
     await settle(f.queueId);
-    const sent: DomainEventMessage[] = [];
-    const spy = vi.spyOn(env.EVENTS, "sendBatch").mockImplementation(async (messages) => {
-      for (const m of messages) sent.push(m.body as DomainEventMessage);
-      return undefined as never;
-    });
+    const { sent, restore } = captureEvents();
     try {
       const ran = await roomStatements(f.queueId, async () => {
         expectOk(await call("POST", `/v1/queues/${f.queueId}/clear`, { token: f.owner.token }));
@@ -114,7 +110,7 @@ describe("the room's statements", () => {
       expect(ran.filter((q) => /^INSERT INTO outbox/.test(q))).toHaveLength(2);
       await settle(f.queueId);
     } finally {
-      spy.mockRestore();
+      restore();
     }
     const cancelled = sent.filter((e) => e.ticketId !== null).map((e) => e.ticketId);
     expect(cancelled).toEqual(ids);
