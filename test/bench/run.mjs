@@ -30,6 +30,12 @@ const CONFIG = {
    * 0.22 of B at 16 connections where a longer one measured 0.26–0.28: docs/benchmarks.md).
    */
   callNextSeed: Math.max(num("BENCH_CALL_NEXT_SEED", 600), 1_500 * Number(arg("duration") ?? num("BENCH_DURATION", 3))),
+  /**
+   * Each hot route's ratio is taken against a B measured right after it (BENCH_B_EACH=0: the
+   * section's first B only). Over a run the machine drifts: against a B measured minutes before,
+   * the same code's ratios moved by ±0.05 between runs (docs/benchmarks.md, session 22).
+   */
+  bEach: process.env.BENCH_B_EACH !== "0",
   growthSizes: list("BENCH_GROWTH_SIZES", [10, 1_000, 10_000]),
   growthRequests: num("BENCH_GROWTH_REQUESTS", 200),
   seedBudgetSeconds: num("BENCH_SEED_BUDGET", 150),
@@ -283,6 +289,17 @@ async function throughput(ctx, { nearby = true } = {}) {
     );
     row(`B: empty room RPC${label}`, null, c, baselines.B.get(c), null);
   }
+  /** The B a route is compared with: measured right after it (CONFIG.bEach), else the section's first. */
+  const bAfter = async (c, route) => {
+    if (!CONFIG.bEach) return baselines.B.get(c);
+    const b = await measure(
+      `baseline B${label} after ${route}, ${c} conn`,
+      { connections: c, path: `/__bench/queues/${pingQueue}/ping` },
+      target,
+    );
+    row(`B: empty room RPC, after ${route}${label}`, null, c, b, null);
+    return b;
+  };
   // The credential lookup alone (issue 43, docs/hot-path.md): the user's object and the queue row
   // (tokens carrying their user); one D1 batch for tokens of the previous format.
   for (const c of measures("credential") ? CONFIG.connections : []) {
@@ -302,7 +319,7 @@ async function throughput(ctx, { nearby = true } = {}) {
       target,
     );
     created.set(queueId, created.get(queueId) + result.count);
-    row(`join (from an empty queue)${label}`, "B", c, result, baselines.B.get(c));
+    row(`join (from an empty queue)${label}`, "B", c, result, await bAfter(c, "join"));
     await settle(queueId, call);
   }
   for (const c of measures("join") ? CONFIG.connections : []) {
@@ -313,7 +330,7 @@ async function throughput(ctx, { nearby = true } = {}) {
       target,
     );
     created.set(queueId, created.get(queueId) + result.count);
-    row(`join, plan with a ticket quota (from an empty queue)${label}`, "B", c, result, baselines.B.get(c));
+    row(`join, plan with a ticket quota (from an empty queue)${label}`, "B", c, result, await bAfter(c, "join (quota)"));
     await settle(queueId, call);
   }
   if (measures("join"))
@@ -331,7 +348,7 @@ async function throughput(ctx, { nearby = true } = {}) {
       { connections: c, method: "POST", path: `/v1/queues/${queueId}/call-next`, token: ctx.owner.token, amount: seeded },
       target,
     );
-    row(`call-next (from ${seeded.toLocaleString("en-US")} waiting)${label}`, "B", c, result, baselines.B.get(c));
+    row(`call-next (from ${seeded.toLocaleString("en-US")} waiting)${label}`, "B", c, result, await bAfter(c, "call-next"));
     if (result.count > seeded / 2)
       notes.push(
         `call-next${label} at ${c} connections called ${result.count} of its ${seeded} waiting tickets: the line ran low while measured (raise BENCH_CALL_NEXT_SEED).`,
@@ -356,7 +373,7 @@ async function throughput(ctx, { nearby = true } = {}) {
       { connections: c, path: `/v1/tickets/${ticket.id}`, token: ctx.customer.token },
       target,
     );
-    row(`GET ticket (position ${ticket.position})${label}`, "B", c, result, baselines.B.get(c));
+    row(`GET ticket (position ${ticket.position})${label}`, "B", c, result, await bAfter(c, "GET ticket"));
   }
   if (measures("ticket"))
     await profileRoute(ctx, "GET ticket", async () => ({ path: `/v1/tickets/${ticket.id}`, token: ctx.customer.token }));
@@ -373,7 +390,7 @@ async function throughput(ctx, { nearby = true } = {}) {
       "B",
       c,
       await measure(`widget status${label}, ${c} conn`, { connections: c, path: statusPath }, target),
-      baselines.B.get(c),
+      await bAfter(c, "widget status"),
     );
   }
   if (widget && measures("widget")) await profileRoute(ctx, "widget status", async () => ({ path: statusPath }));
@@ -639,7 +656,7 @@ function table() {
     `Machine: ${machine()}. Each load run: ${CONFIG.duration} s (autocannon, keep-alive connections), Worker under \`wrangler dev\` (local D1 and Durable Objects).`,
   );
   lines.push(
-    "Ratios: req/s ÷ baseline req/s (1 = as fast as the baseline); latencies as × the baseline's (1 = as fast). Baseline 0: a bare fetch-handler Worker (its own `wrangler dev`, same run); A: an empty route of the Worker; B: an empty RPC into a queue's room. CPU ms/req: user + system time of the workerd process (the Worker, its objects, local D1) and of wrangler's Node process (which relays D1, Queue and Durable Object subrequests in dev), per answered request.",
+    "Ratios: req/s ÷ baseline req/s (1 = as fast as the baseline); latencies as × the baseline's (1 = as fast). Baseline 0: a bare fetch-handler Worker (its own `wrangler dev`, same run); A: an empty route of the Worker; B: an empty RPC into a queue's room (each hot route is compared with the B measured right after it, printed just above the route's row). CPU ms/req: user + system time of the workerd process (the Worker, its objects, local D1) and of wrangler's Node process (which relays D1, Queue and Durable Object subrequests in dev), per answered request.",
   );
   lines.push(
     `Load average at the end: ${os
