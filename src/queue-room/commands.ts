@@ -130,12 +130,8 @@ export class Commands {
   join(cfg: Configured, input: NewTicket, at: number): TicketView {
     this.assertAcceptsTickets(cfg, input.partySize);
     if (input.source === "remote") this.remote.assertNoneActive(input.userId);
-    const { row, position } = this.placeTicket(cfg, input, at);
+    const { row, view } = this.placeTicket(cfg, input, at, null, { promise: true });
     if (input.source === "remote") this.remote.start(row.id, at);
-    // The row as written, its position counted once: nothing in between changes either.
-    const view = toView(cfg, row, position, this.views.pace(cfg, at));
-    // The promised wait stays with the ticket (not a change of the ticket: no version of its own).
-    this.store.recordFirstEstimate(row.id, view.estimatedWaitMinutes);
     // Position and wait at join time travel with the event (the customer's first notification).
     this.store.emit(cfg, "ticket.created", row, at, { position: view.position, estimatedWaitMinutes: view.estimatedWaitMinutes });
     this.watchLongWait(cfg, view, at);
@@ -647,32 +643,52 @@ export class Commands {
   }
 
   private createTicket(cfg: Configured, input: NewTicket, at: number, recoveredFromId: string | null = null): TicketRow {
-    return this.placeTicket(cfg, input, at, recoveredFromId).row;
+    return this.placeTicket(cfg, input, at, recoveredFromId, { promise: false }).row;
   }
 
   /**
-   * A new waiting ticket and its position. Someone who starts close to the front has nothing to
+   * A new waiting ticket and its view. Someone who starts close to the front has nothing to
    * "reach" (marked told at once), and a new ticket moves nobody forward (at the back of its
    * lane, or a VIP ahead of the others: everyone it passes moves back), so a join needs no
-   * "almost your turn" scan afterwards (QueueRoom.join, issue 43).
+   * "almost your turn" scan afterwards (QueueRoom.join, issue 43). With `promise`, the wait the
+   * view answers stays with the ticket (analytics measure estimates against it).
+   *
+   * The row is settled in memory and written once (issue 43), unless the blend orders the line:
+   * then the position is counted with the row in the table, and the flags written after it.
    */
   private placeTicket(
     cfg: Configured,
     input: NewTicket,
     at: number,
-    recoveredFromId: string | null = null,
-  ): { row: TicketRow; position: number | null } {
+    recoveredFromId: string | null,
+    { promise }: { promise: boolean },
+  ): { row: TicketRow; view: TicketView } {
     const used = cfg.max_capacity === null ? 0 : this.store.capacityUsed();
-    let row = this.store.insert(newTicketId(cfg.queue_id), input, at, recoveredFromId);
-    const position = this.store.positionAtBack(row, at);
-    if ((position ?? Infinity) <= ALMOST_CALLED_AHEAD + 1) {
-      this.store.markAlmostCalled(row.id);
-      row = { ...row, almost_called_sent: 1 };
+    let row = this.store.numberNew(newTicketId(cfg.queue_id), input, at, recoveredFromId);
+    const atBack = this.store.positionAtBack(row);
+    let view: TicketView;
+    if (atBack !== null) {
+      row.almost_called_sent = atBack <= ALMOST_CALLED_AHEAD + 1 ? 1 : 0;
+      view = toView(cfg, row, atBack, this.views.pace(cfg, at));
+      if (promise) row.first_estimate_minutes = view.estimatedWaitMinutes;
+      this.store.insert(row);
+    } else {
+      this.store.insert(row);
+      const position = this.store.positionOf(row, at);
+      view = toView(cfg, row, position, this.views.pace(cfg, at));
+      if ((position ?? Infinity) <= ALMOST_CALLED_AHEAD + 1) {
+        this.store.markAlmostCalled(row.id);
+        row = { ...row, almost_called_sent: 1 };
+      }
+      if (promise) {
+        this.store.recordFirstEstimate(row.id, view.estimatedWaitMinutes);
+        row = { ...row, first_estimate_minutes: view.estimatedWaitMinutes };
+      }
     }
     if (crossesCapacityWarning(used, used + input.partySize, cfg.max_capacity)) {
       this.store.emit(cfg, "queue.capacity_warning", null, at, { used: used + input.partySize, maxCapacity: cfg.max_capacity });
     }
-    return { row, position };
+    return { row, view };
   }
 
   /**

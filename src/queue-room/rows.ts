@@ -107,6 +107,73 @@ export type TicketRow = {
   version: number;
 };
 
+/** Every column of a ticket (rows.ts), the order a new one is written in; the compiler checks none is missing. */
+export const ROOM_TICKET_COLUMNS = everyColumn([
+  "id",
+  "number",
+  "lane",
+  "order_key",
+  "status",
+  "user_id",
+  "party_size",
+  "is_priority",
+  "is_ghost_mode",
+  "source",
+  "visitor_name",
+  "phone",
+  "language",
+  "assigned_to_id",
+  "called_at",
+  "serving_at",
+  "served_at",
+  "present_at",
+  "skip_reason",
+  "recovered_from_id",
+  "transferred_to_id",
+  "transferring_to",
+  "almost_called_sent",
+  "created_at",
+  "updated_at",
+  "version",
+  "transferring_since",
+  "hand_off_id",
+  "first_estimate_minutes",
+  "counter",
+  "desk_id",
+  "lined_up_at",
+  "recall_count",
+  "recalled_at",
+  "held_at",
+  "held_from",
+  "hold_reason",
+  "outcome",
+  "note",
+  "stepped_back_places",
+  "intake",
+  "intake_personal",
+  "labels",
+  "kind",
+  "appointment_id",
+  "appointment_at",
+  "appointment_late",
+  "deferred_until",
+  "defer_count",
+  "route",
+  "leg_index",
+  "visit_id",
+  "visit_started_at",
+  "visit_code",
+  "routed_from_id",
+  "routed_to_id",
+  "route_token_hash",
+] as const);
+
+function everyColumn<const C extends readonly (keyof TicketRow)[]>(
+  columns: C & ([Exclude<keyof TicketRow, C[number]>] extends [never] ? unknown : { missing: Exclude<keyof TicketRow, C[number]> }),
+): C {
+  return columns;
+}
+
 export type Cell = string | number | null;
 export type TicketFields = Partial<Record<keyof TicketRow, Cell>>;
 

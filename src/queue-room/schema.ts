@@ -240,6 +240,13 @@ export const ROOM_MIGRATIONS: readonly string[] = [
   // without an event, scanned every ticket the room holds (0.7 ms at 10,000). Only tickets being
   // moved are in it: no other write maintains it.
   `CREATE INDEX tickets_transferring ON tickets (transferring_since) WHERE transferring_to IS NOT NULL;`,
+  // Issue 43: only finished tickets are looked up by their last change (archive.ts, whose reads
+  // name this index): a live ticket's every write changes `updated_at`, and no longer maintains
+  // an index for it. The statuses are archive.ts FINISHED_STATUSES. And the first open call (the
+  // no-show deadline every drain reports) is one probe, not a read of every called ticket.
+  `DROP INDEX tickets_status_updated;
+   CREATE INDEX tickets_finished ON tickets (updated_at) WHERE status IN ('served', 'cancelled', 'expired', 'skipped');
+   CREATE INDEX tickets_called_at ON tickets (called_at) WHERE status = 'called';`,
 ];
 
 /** Runs the steps this room has not applied yet (src/lib/storage-migrations.ts). */

@@ -11,7 +11,16 @@ import type { NewTicket } from "./types";
 // the room decides when (inside its one change path, see QueueRoom.mutate).
 
 export { configuredOf, readRoom, type Cell, type ConfigRow, type Configured, type TicketFields, type TicketRow } from "./rows";
-import { configuredOf, readRoom, type Cell, type ConfigRow, type Configured, type TicketFields, type TicketRow } from "./rows";
+import {
+  configuredOf,
+  readRoom,
+  ROOM_TICKET_COLUMNS,
+  type Cell,
+  type ConfigRow,
+  type Configured,
+  type TicketFields,
+  type TicketRow,
+} from "./rows";
 
 const EVENT_COLUMNS_SQL = EVENT_COLUMNS.join(", ");
 
@@ -22,6 +31,8 @@ const EVENTS_PER_INSERT = 50;
 export const CALL_HISTORY = 100;
 /** The table is trimmed back to CALL_HISTORY once every this many calls (issue 43: a DELETE was every call-next's). */
 export const CALL_TRIM_EVERY = 20;
+
+const INSERT_TICKET_SQL = `INSERT INTO tickets (${ROOM_TICKET_COLUMNS.join(", ")}) VALUES (${ROOM_TICKET_COLUMNS.map(() => "?").join(", ")})`;
 
 export class RoomStore {
   constructor(
@@ -94,7 +105,7 @@ export class RoomStore {
 
   // ---- tickets -----------------------------------------------------------------------------
 
-  /** Kept once, at join; only the projection and analytics read it. */
+  /** Kept once, at a join the blend orders (otherwise written with the row); only the projection and analytics read it. */
   recordFirstEstimate(id: string, minutes: number | null): void {
     this.sql.exec("UPDATE tickets SET first_estimate_minutes = ? WHERE id = ? AND first_estimate_minutes IS NULL", minutes, id);
   }
@@ -126,8 +137,12 @@ export class RoomStore {
     );
   }
 
-  /** A new waiting ticket at the back of its lane; answers its row (written and read in one statement). */
-  insert(id: string, draft: NewTicket, at: number, recoveredFromId: string | null): TicketRow {
+  /**
+   * A new waiting ticket at the back of its lane, numbered (the room's counters move) but not yet
+   * written: the join settles its position, "told" flag and first estimate in memory, then
+   * `insert` writes the row whole (issue 43: an `INSERT … RETURNING *` and two UPDATEs after it).
+   */
+  numberNew(id: string, draft: NewTicket, at: number, recoveredFromId: string | null): TicketRow {
     // The ticket's number and the room's next version in one statement (issue 43).
     const { n: number, version } = this.sql
       .exec<{
@@ -136,45 +151,87 @@ export class RoomStore {
       }>("UPDATE room SET next_number = next_number + 1, version = version + 1 WHERE id = 1 RETURNING next_number - 1 AS n, version")
       .one();
     this.keepRoom({ next_number: number + 1, version });
-    if ((draft.kind ?? "walk_in") === "appointment") this.kept.appointmentWaiting = true;
     const lane: Lane = draft.isPriority ? LANE.priority : LANE.regular;
-    const orderKey = draft.isPriority ? this.nextPrioritySeq() : number;
-    return this.sql
-      .exec<TicketRow>(
-        `INSERT INTO tickets (id, number, lane, order_key, status, user_id, party_size, is_priority, is_ghost_mode, source,
-         visitor_name, phone, language, recovered_from_id, created_at, lined_up_at, updated_at, version, intake, intake_personal,
-         kind, appointment_id, appointment_at, appointment_late, route, leg_index, visit_id, visit_started_at)
-       VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        id,
-        number,
-        lane,
-        orderKey,
-        draft.userId,
-        draft.partySize,
-        draft.isPriority ? 1 : 0,
-        draft.isGhostMode ? 1 : 0,
-        draft.source,
-        draft.visitorName,
-        draft.phone,
-        draft.language,
-        recoveredFromId,
-        at,
-        at,
-        at,
-        version,
-        answersJson(draft.intake),
-        answersJson(draft.intakePersonal),
-        draft.kind ?? "walk_in",
-        draft.appointmentId ?? null,
-        draft.appointmentAt ?? null,
-        draft.appointmentLate ? 1 : 0,
-        // docs/visits.md: a visit of several services starts here, at its first leg.
-        draft.route ? JSON.stringify(draft.route) : null,
-        draft.route ? 0 : null,
-        draft.route ? id : null,
-        draft.route ? at : null,
-      )
-      .one();
+    return {
+      id,
+      number,
+      lane,
+      order_key: draft.isPriority ? this.nextPrioritySeq() : number,
+      status: "waiting",
+      user_id: draft.userId,
+      party_size: draft.partySize,
+      is_priority: draft.isPriority ? 1 : 0,
+      is_ghost_mode: draft.isGhostMode ? 1 : 0,
+      source: draft.source,
+      visitor_name: draft.visitorName,
+      phone: draft.phone,
+      language: draft.language,
+      assigned_to_id: null,
+      called_at: null,
+      serving_at: null,
+      served_at: null,
+      present_at: null,
+      skip_reason: null,
+      recovered_from_id: recoveredFromId,
+      transferred_to_id: null,
+      transferring_to: null,
+      transferring_since: null,
+      hand_off_id: null,
+      first_estimate_minutes: null,
+      desk_id: null,
+      lined_up_at: at,
+      recall_count: 0,
+      recalled_at: null,
+      counter: null,
+      held_at: null,
+      held_from: null,
+      hold_reason: null,
+      outcome: null,
+      note: null,
+      stepped_back_places: null,
+      deferred_until: null,
+      defer_count: 0,
+      almost_called_sent: 0,
+      intake: answersJson(draft.intake),
+      intake_personal: answersJson(draft.intakePersonal),
+      labels: null,
+      kind: draft.kind ?? "walk_in",
+      appointment_id: draft.appointmentId ?? null,
+      appointment_at: draft.appointmentAt ?? null,
+      appointment_late: draft.appointmentLate ? 1 : 0,
+      // docs/visits.md: a visit of several services starts here, at its first leg.
+      route: draft.route ? JSON.stringify(draft.route) : null,
+      leg_index: draft.route ? 0 : null,
+      visit_id: draft.route ? id : null,
+      visit_started_at: draft.route ? at : null,
+      visit_code: null,
+      routed_from_id: null,
+      routed_to_id: null,
+      route_token_hash: null,
+      created_at: at,
+      updated_at: at,
+      version,
+    };
+  }
+
+  /** Writes a row `numberNew` made: every column, so the row in memory is the row stored. */
+  insert(row: TicketRow): void {
+    this.sql.exec(INSERT_TICKET_SQL, ...ROOM_TICKET_COLUMNS.map((c) => row[c]));
+    if (row.kind === "appointment") this.kept.appointmentWaiting = true;
+  }
+
+  /**
+   * The position a ticket `numberNew` made will take at the back of its lane, counted before it
+   * is written; null while an appointment waits (the blend's order needs the row in the table:
+   * `positionOf` after `insert`). Its order key (its number, or the priority lane's next
+   * sequence) is past every key given before (placeFor, regularPlaceOf and nextPrioritySeq keep
+   * every waiting key below them), so the line's counters alone answer it.
+   */
+  positionAtBack(row: TicketRow): number | null {
+    if (row.kind === "appointment" || this.appointmentWaiting()) return null;
+    let position = 1;
+    for (const c of this.lineCounts()) if (c.status === "waiting" && c.lane <= row.lane) position += c.tickets;
+    return position;
   }
 
   /** The one ticket-writing method: a new version, a new `updated_at`, and the remote join kept in step. */
@@ -306,19 +363,6 @@ export class RoomStore {
     return before + ahead + 1;
   }
 
-  /**
-   * The position of a ticket `insert` just placed: at the back of its lane, since its order key
-   * (its number, or the priority lane's next sequence) is past every key given before (placeFor,
-   * regularPlaceOf and nextPrioritySeq keep every waiting key below them). So the line's counters
-   * alone answer it, without counting the tickets behind (issue 43: a statement of every join).
-   */
-  positionAtBack(row: TicketRow, at: number = now()): number | null {
-    if (row.status !== "waiting" || this.appointmentWaiting()) return this.positionOf(row, at);
-    let position = 0;
-    for (const c of this.lineCounts()) if (c.status === "waiting" && c.lane <= row.lane) position += c.tickets;
-    return position;
-  }
-
   // ---- the blend (docs/blend.md) -------------------------------------------------------------
 
   /** The queue's blend policy as the room's copy of the rules holds it; the defaults without one. */
@@ -386,8 +430,11 @@ export class RoomStore {
     return counts;
   }
 
+  /** Asked by every drain: one probe of the index of called tickets (named: the planner would walk the status prefix). */
   firstCalledAt(): number | null {
-    return this.sql.exec<{ first: number | null }>("SELECT MIN(called_at) AS first FROM tickets WHERE status = 'called'").one().first;
+    return this.sql
+      .exec<{ first: number | null }>("SELECT MIN(called_at) AS first FROM tickets INDEXED BY tickets_called_at WHERE status = 'called'")
+      .one().first;
   }
 
   // ---- call history and outbox -------------------------------------------------------------

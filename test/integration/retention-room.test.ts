@@ -1,6 +1,6 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ARCHIVE_CANDIDATES_SQL, ROOM_KEEP_MS } from "../../src/queue-room/archive";
+import { ARCHIVE_CANDIDATES_SQL, NEXT_DUE_SQL, ROOM_KEEP_MS } from "../../src/queue-room/archive";
 import { testClock } from "../helpers/clock";
 import { call, expectError, expectOk } from "../helpers/api";
 import { room, settle } from "../helpers/catalog";
@@ -208,16 +208,17 @@ describe("room archive step", () => {
           capacity: plan("SELECT COALESCE(SUM(party_size), 0) AS used FROM tickets WHERE status IN ('waiting', 'called')"),
           serving: plan("SELECT * FROM tickets WHERE status = 'serving' AND assigned_to_id = ?", "usr_x"),
           liveOf: plan("SELECT * FROM tickets WHERE user_id = ? AND status IN ('waiting', 'called') ORDER BY number LIMIT 1", "usr_x"),
-          firstCalled: plan("SELECT MIN(called_at) AS first FROM tickets WHERE status = 'called'"),
+          firstCalled: plan("SELECT MIN(called_at) AS first FROM tickets INDEXED BY tickets_called_at WHERE status = 'called'"),
           candidates: plan(ARCHIVE_CANDIDATES_SQL, 0, 500),
-          nextDue: plan("SELECT MIN(updated_at) AS at FROM tickets WHERE status = 'served'"),
+          nextDue: plan(NEXT_DUE_SQL),
         };
       });
       for (const [name, detail] of Object.entries(plans)) {
         expect(detail, name).not.toMatch(/SCAN tickets(?! USING)|SCAN t(?! USING)|SCAN r(?! USING)|SCAN o(?! USING)/);
         expect(detail, name).toMatch(/USING (COVERING )?INDEX|USING INTEGER PRIMARY KEY/);
       }
-      expect(plans.candidates).toMatch(/tickets_status_updated/);
+      expect(plans.candidates).toMatch(/tickets_finished/);
+      expect(plans.nextDue).toMatch(/tickets_finished/);
       expect(plans.candidates).toMatch(/outbox_ticket/);
 
       // The archive step, in chunks.

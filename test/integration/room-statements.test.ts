@@ -1,4 +1,4 @@
-import { runInDurableObject } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { call, expectOk } from "../helpers/api";
 import { room, settle } from "../helpers/catalog";
@@ -6,6 +6,7 @@ import { captureEvents } from "../helpers/events";
 import { queueFixture, registerUser } from "../helpers/fixtures";
 import { testClock } from "../helpers/clock";
 import { CALL_HISTORY, CALL_TRIM_EVERY } from "../../src/queue-room/store";
+import { FINISHED_STATUSES } from "../../src/queue-room/archive";
 
 // Issue 43: what a join and a call-next ask of the room's SQLite. Each statement costs the room
 // its own overhead (0.1-0.2 ms under wrangler dev), so the room keeps its row and the rules'
@@ -64,6 +65,51 @@ describe("the room's statements", () => {
     // Nobody follows a ticket or relays the queue, the join's event is the outbox's news, and
     // no call was made since the last read of the pace.
     expect(ran.filter((q) => WATCHERS.test(q) || q === OUTBOX_COUNT || q === CALLS)).toEqual([]);
+  });
+
+  it("a join writes its ticket once, whole: the first estimate and the 'told' flag are in the row it inserts, and reach D1", async () => {
+    const f = await queueFixture("pro");
+    const joinAs = async () => {
+      const customer = await registerUser({ accountType: "customer" });
+      let joined: { id: string; position: number; estimatedWaitMinutes: number | null } | undefined;
+      const ran = await roomStatements(f.queueId, async () => {
+        joined = expectOk(await call("POST", `/v1/queues/${f.queueId}/join`, { token: customer.token }), 201);
+      });
+      return { joined: joined!, ran };
+    };
+    // The first in line is near the front from the start ("told" at once); the sixth is not.
+    const near = await joinAs();
+    for (let i = 0; i < 4; i++) expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    const far = await joinAs();
+    expect([near.joined.position, far.joined.position]).toEqual([1, 6]);
+    for (const { ran } of [near, far]) {
+      expect(ran.filter((q) => /^INSERT INTO tickets /.test(q))).toHaveLength(1);
+      expect(ran.filter((q) => /^INSERT INTO tickets .*RETURNING/.test(q))).toEqual([]);
+      expect(ran.filter((q) => /^UPDATE tickets /.test(q))).toEqual([]);
+    }
+    const stored = await runInDurableObject(room(f.queueId), (_object, state) =>
+      [near, far].map(({ joined }) =>
+        state.storage.sql
+          .exec<{ first_estimate_minutes: number | null; almost_called_sent: number }>(
+            "SELECT first_estimate_minutes, almost_called_sent FROM tickets WHERE id = ?",
+            joined.id,
+          )
+          .one(),
+      ),
+    );
+    expect(far.joined.estimatedWaitMinutes).toBeGreaterThan(0);
+    expect(stored).toEqual([
+      { first_estimate_minutes: near.joined.estimatedWaitMinutes, almost_called_sent: 1 },
+      { first_estimate_minutes: far.joined.estimatedWaitMinutes, almost_called_sent: 0 },
+    ]);
+    await settle(f.queueId);
+    const projected = await env.DB.prepare("SELECT id, first_estimate_minutes FROM tickets WHERE id IN (?, ?) ORDER BY number")
+      .bind(near.joined.id, far.joined.id)
+      .all<{ id: string; first_estimate_minutes: number | null }>();
+    expect(projected.results).toEqual([
+      { id: near.joined.id, first_estimate_minutes: near.joined.estimatedWaitMinutes },
+      { id: far.joined.id, first_estimate_minutes: far.joined.estimatedWaitMinutes },
+    ]);
   });
 
   it("a call-next reads the room row at most once; the line still moves in order", async () => {
@@ -270,5 +316,43 @@ describe("the waiting appointments", () => {
     expect(plans[0]).toContain("USING COVERING INDEX tickets_appointments");
     expect(plans[1]).toContain("USING INDEX tickets_appointments");
     expect(plans[2]).not.toContain("tickets_status_kind");
+  });
+});
+
+describe("the first open call", () => {
+  it("is found through an index of called tickets by time: a drain's deadline does not read every called ticket", async () => {
+    const f = await queueFixture("pro");
+    for (let i = 0; i < 3; i++) expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    const ran = await roomStatements(f.queueId, async () => {
+      for (let i = 0; i < 2; i++) expectOk(await call("POST", `/v1/queues/${f.queueId}/call-next`, { token: f.owner.token }));
+      await settle(f.queueId);
+    });
+    const first = [...new Set(ran.filter((q) => q.includes("MIN(called_at)")))];
+    expect(first).toHaveLength(1);
+    const plan = await runInDurableObject(room(f.queueId), (_object, state) =>
+      state.storage.sql
+        .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${first[0]}`)
+        .toArray()
+        .map((r) => r.detail)
+        .join(" | "),
+    );
+    // One probe of an index that holds the called tickets alone, in the order of their calls.
+    expect(plan).toMatch(/^SEARCH tickets USING (COVERING )?INDEX tickets_called_at$/);
+  });
+});
+
+describe("the finished tickets", () => {
+  it("are the only ones indexed by their last change: a live ticket's writes, which all change it, maintain no such index", async () => {
+    const f = await queueFixture("pro");
+    expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
+    const indexes = await runInDurableObject(room(f.queueId), (_object, state) =>
+      state.storage.sql
+        .exec<{ name: string; sql: string }>(
+          "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tickets' AND sql LIKE '%updated_at%'",
+        )
+        .toArray(),
+    );
+    expect(indexes.map((i) => i.name)).toEqual(["tickets_finished"]);
+    expect(indexes[0]!.sql).toContain(`WHERE status IN (${FINISHED_STATUSES.map((s) => `'${s}'`).join(", ")})`);
   });
 });
