@@ -33,6 +33,19 @@ async function roomStatements(queueId: string, run: () => Promise<unknown>): Pro
   return ran;
 }
 
+/** SQLite's plan of each query in the queue's room, its details joined; every `?` bound to 0. */
+async function plansOf(queueId: string, queries: readonly string[]): Promise<string[]> {
+  return runInDurableObject(room(queueId), (_object, state) =>
+    queries.map((query) =>
+      state.storage.sql
+        .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${query}`, ...Array.from(query.matchAll(/\?/g), () => 0))
+        .toArray()
+        .map((r) => r.detail)
+        .join(" | "),
+    ),
+  );
+}
+
 const ROOM_ROW = "SELECT * FROM room WHERE id = 1";
 const RULES_ROW = /FROM room_rules$/;
 const BLOCKS = /FROM room_blocks/;
@@ -250,16 +263,9 @@ describe("the caller's latest open call", () => {
   it("is read through its own index, in the order wanted: no scan of the called tickets, no sort", async () => {
     const f = await queueFixture("pro");
     expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
-    const plan = await runInDurableObject(room(f.queueId), (_object, state) =>
-      state.storage.sql
-        .exec<{ detail: string }>(
-          "EXPLAIN QUERY PLAN SELECT * FROM tickets WHERE status = 'called' AND assigned_to_id = ? AND transferring_to IS NULL ORDER BY called_at DESC, lane, order_key LIMIT 1",
-          "usr_x",
-        )
-        .toArray()
-        .map((r) => r.detail)
-        .join(" | "),
-    );
+    const [plan] = await plansOf(f.queueId, [
+      "SELECT * FROM tickets WHERE status = 'called' AND assigned_to_id = ? AND transferring_to IS NULL ORDER BY called_at DESC, lane, order_key LIMIT 1",
+    ]);
     expect(plan).toContain("USING INDEX tickets_called_by");
     expect(plan).not.toContain("TEMP B-TREE");
   });
@@ -277,15 +283,7 @@ describe("the hand-offs under way", () => {
     });
     const moving = [...new Set(ran.filter((q) => q.includes("transferring_to IS NOT NULL")))];
     expect(moving.length).toBeGreaterThan(0);
-    const plans = await runInDurableObject(room(f.queueId), (_object, state) =>
-      moving.map((query) =>
-        state.storage.sql
-          .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${query}`, ...Array.from(query.matchAll(/\?/g), () => 0))
-          .toArray()
-          .map((r) => r.detail)
-          .join(" | "),
-      ),
-    );
+    const plans = await plansOf(f.queueId, moving);
     // The whole of the partial index at most: only the tickets being moved are in it.
     for (const plan of plans) expect(plan).toMatch(/^(SCAN|SEARCH) tickets USING INDEX tickets_transferring/);
   });
@@ -295,27 +293,19 @@ describe("the waiting appointments", () => {
   it("are found through an index of appointments alone (a walk-in's writes do not maintain it)", async () => {
     const f = await queueFixture("pro");
     expectOk(await call("POST", `/v1/queues/${f.queueId}/operator-join`, { token: f.owner.token }), 201);
-    const plans = await runInDurableObject(room(f.queueId), (_object, state) => {
-      const plan = (query: string) =>
-        state.storage.sql
-          .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${query}`, ...(query.includes("?") ? [0] : []))
-          .toArray()
-          .map((r) => r.detail)
-          .join(" | ");
-      return [
-        plan(APPOINTMENT_WAITING),
-        plan(
-          "SELECT appointment_at - ? AS at FROM tickets WHERE status = 'waiting' AND kind = 'appointment' AND appointment_late = 0 AND lane <> 0 AND appointment_at IS NOT NULL",
-        ),
-        state.storage.sql
-          .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tickets'")
-          .toArray()
-          .map((r) => r.name),
-      ] as const;
-    });
+    const plans = await plansOf(f.queueId, [
+      APPOINTMENT_WAITING,
+      "SELECT appointment_at - ? AS at FROM tickets WHERE status = 'waiting' AND kind = 'appointment' AND appointment_late = 0 AND lane <> 0 AND appointment_at IS NOT NULL",
+    ]);
+    const indexes = await runInDurableObject(room(f.queueId), (_object, state) =>
+      state.storage.sql
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tickets'")
+        .toArray()
+        .map((r) => r.name),
+    );
     expect(plans[0]).toContain("USING COVERING INDEX tickets_appointments");
     expect(plans[1]).toContain("USING INDEX tickets_appointments");
-    expect(plans[2]).not.toContain("tickets_status_kind");
+    expect(indexes).not.toContain("tickets_status_kind");
   });
 });
 
@@ -329,13 +319,7 @@ describe("the first open call", () => {
     });
     const first = [...new Set(ran.filter((q) => q.includes("MIN(called_at)")))];
     expect(first).toHaveLength(1);
-    const plan = await runInDurableObject(room(f.queueId), (_object, state) =>
-      state.storage.sql
-        .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${first[0]}`)
-        .toArray()
-        .map((r) => r.detail)
-        .join(" | "),
-    );
+    const [plan] = await plansOf(f.queueId, first);
     // One probe of an index that holds the called tickets alone, in the order of their calls.
     expect(plan).toMatch(/^SEARCH tickets USING (COVERING )?INDEX tickets_called_at$/);
   });
